@@ -1,0 +1,80 @@
+package io.gmp4j;
+
+import io.gmp4j.runtime.Sched;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * gmp4j's public API: Go's runtime functions for JDK 25 virtual threads scheduled by gmp4j.
+ *
+ * <p>A goroutine is a {@link Thread} ({@code isVirtual()} is true) whose scheduler is gmp4j: its
+ * carriers are the platform threads {@code gmp-m<id>}, it is queued per P with Go's run-queue
+ * rules, and every virtual thread it creates runs on gmp4j too. Everything else (interrupts,
+ * {@code join}, thread locals, {@code Thread.currentThread()}, thread dumps) is the JDK's.
+ *
+ * <p>Without the gmp4j agent, {@code java.lang} must be opened to gmp4j: {@code --add-opens
+ * java.base/java.lang=ALL-UNNAMED}. Otherwise the first call throws an {@link
+ * IllegalStateException} that says so.
+ */
+public final class Gmp {
+  private Gmp() {}
+
+  /** Go's {@code go f()}: starts {@code task} in a new goroutine and returns its thread. */
+  public static Thread go(Runnable task) {
+    return ofVirtual().start(task);
+  }
+
+  /** A builder of goroutines: the JDK's virtual-thread builder with gmp4j as the scheduler. */
+  public static Thread.Builder.OfVirtual ofVirtual() {
+    return Sched.get().newBuilder();
+  }
+
+  /** As {@link Executors#newVirtualThreadPerTaskExecutor()}, with goroutines. */
+  public static ExecutorService newVirtualThreadPerTaskExecutor() {
+    return Executors.newThreadPerTaskExecutor(ofVirtual().factory());
+  }
+
+  /**
+   * Go's {@code runtime.Gosched}: yields the processor; the goroutine goes to the tail of the
+   * global run queue. From a platform thread, this is {@link Thread#yield()}.
+   */
+  public static void gosched() {
+    Thread.yield();
+  }
+
+  /** Go's {@code runtime.GOMAXPROCS(0)}: the number of Ps. */
+  public static int gomaxprocs() {
+    return Sched.get().gomaxprocs();
+  }
+
+  /**
+   * Go's {@code runtime.GOMAXPROCS(n)}: sets the number of Ps and returns the previous value;
+   * {@code n < 1} leaves it unchanged. A change stops the world: it waits until every running
+   * goroutine blocks or yields.
+   */
+  public static int gomaxprocs(int n) {
+    return Sched.get().gomaxprocs(n);
+  }
+
+  /** Go's {@code runtime.NumGoroutine}: live goroutines. */
+  public static int numGoroutine() {
+    return Sched.get().numGoroutine();
+  }
+
+  /**
+   * Go's {@code GODEBUG=schedtrace} line, in Go 1.26's format; with {@code detail}, also its
+   * {@code scheddetail} P, M and G lines.
+   */
+  public static String schedtrace(boolean detail) {
+    return Sched.get().schedtrace(detail);
+  }
+
+  /**
+   * Go's {@code runtime/metrics} {@code /sched/*} samples by name: gauges and counters as {@link
+   * Long}, time distributions as {@link Float64Histogram} in seconds.
+   */
+  public static Map<String, Object> readMetrics() {
+    return Sched.get().readMetrics();
+  }
+}

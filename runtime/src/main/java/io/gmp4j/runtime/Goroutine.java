@@ -1,0 +1,189 @@
+package io.gmp4j.runtime;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.Executor;
+
+/**
+ * The G of Go's GMP model (runtime2.go {@code type g}): one JDK virtual thread scheduled by gmp4j.
+ *
+ * <h2>Implementation overview</h2>
+ *
+ * A G is the {@link Executor} of its own virtual thread, so a wake-up ({@code execute}) knows its G
+ * without a lookup. The JDK calls {@code execute(runContinuation)} to start the thread, after
+ * {@code Thread.yield}, and whenever something unparks it; {@link Sched#ready} decides where it
+ * goes. A task that is not this G's own is a new thread that inherited this G as its scheduler
+ * (the JDK does that for a virtual thread created by a virtual thread); it is adopted as a new G.
+ *
+ * <h3>Status</h3>
+ *
+ * Go's G statuses with their Go numbers, because {@code schedtrace} prints them:
+ *
+ * <pre>
+ *   from       to         by whom                                   Go counterpart
+ *   idle     → runnable   Sched.ready on adoption                   newproc1
+ *   waiting  → runnable   Sched.ready (any thread)                  ready / goready
+ *   running  → runnable   Sched.ready racing the M's unmount        ready while still on the M
+ *   runnable → running    the M that dequeued it (Machine.execute)  execute
+ *   running  → waiting    its M after the run returns               gopark's park_m
+ *   running  → dead       its M, when the thread has terminated     goexit0 / gdestroy
+ * </pre>
+ *
+ * The JDK unmounts a parking thread before it publishes PARKED, and an unparker may then submit
+ * it at once: the G can become runnable, and even run on another M, before the first M's
+ * {@code runContinuation} call has returned. So the status word carries a sequence number that
+ * every transition to runnable increments, and the M's post-run transition is a CAS on
+ * (sequence, running): it fails, correctly, if the G was readied meanwhile.
+ *
+ * <pre>
+ *   state:  63 ............................ 8 | 7 ...... 0
+ *           sequence (bumped on → runnable)   | Go status
+ * </pre>
+ *
+ * Non-invariants: the JDK may submit a thread twice (its stack walker resubmits a runnable thread
+ * it had suspended). A second submit while the G is runnable is dropped: the queued entry will
+ * run it. A second submit while the G runs queues it again; that run finds the JDK state not
+ * runnable and returns at once, and for that moment the status may say waiting while the thread
+ * still runs elsewhere. {@code runContinuation}'s own CAS keeps the thread from running twice.
+ */
+final class Goroutine implements Executor {
+  // Go's G status values (runtime2.go); the gaps are Go statuses that have no JVM counterpart.
+  static final int IDLE = 0;
+  static final int RUNNABLE = 1;
+  static final int RUNNING = 2;
+  static final int SYSCALL = 3;
+  static final int WAITING = 4;
+  static final int DEAD = 6;
+
+  private static final VarHandle STATE;
+
+  static {
+    try {
+      STATE = MethodHandles.lookup().findVarHandle(Goroutine.class, "state", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** The scheduler this G belongs to. Final. */
+  final Sched sched;
+
+  /** The goroutine id; unique for the life of the JVM. Final. */
+  final long goid;
+
+  /** The virtual thread; null only for the white-box tests' detached Gs. Final. */
+  final Thread thread;
+
+  /** The thread's one {@code runContinuation} task. Final. */
+  final Runnable runContinuation;
+
+  /** (sequence, status), see 'Status'. CAS only, through the methods below. */
+  private volatile long state;
+
+  /**
+   * Link in the global run queue. Written and read only under sched.lock, while the G is on that
+   * queue; the queue's tail has a null link.
+   */
+  Goroutine schedlink;
+
+  /**
+   * The M that last started running this G. Written by that M (setRelease) before each run; read
+   * by the G's own code while it runs (the same carrier, so it is exact) and by observers (racy).
+   */
+  volatile Machine m;
+
+  /** Why the G waits; Go's waitReason string. Written by its M after a run; racy for readers. */
+  volatile String waitReason = "";
+
+  /**
+   * Latency sampling, Go's gTrackingPeriod: every 8th transition to runnable records its time
+   * and the M that runs the G next records the wait. Written only by the thread that moved the G
+   * to runnable and read by the M that dequeued it; the run queues order the two.
+   */
+  int trackingSeq;
+
+  long trackingStamp;
+
+  Goroutine(Sched sched, long goid, Thread thread, Runnable runContinuation) {
+    this.sched = sched;
+    this.goid = goid;
+    this.thread = thread;
+    this.runContinuation = runContinuation;
+    this.trackingSeq = (int) (goid * 0x9E3779B9L) & 7; // Go starts tracking new Gs at random
+  }
+
+  /** Go's readgstatus. Any thread. */
+  int status() {
+    return (int) state & 0xff; // volatile read
+  }
+
+  /**
+   * Moves the G to runnable from idle, waiting or running, bumping the sequence. Returns false if
+   * it already is runnable (a duplicate submit) or dead. Any thread.
+   */
+  boolean casToRunnable() {
+    for (; ; ) {
+      long s = state; // volatile read; pairs with the CASes below
+      int st = (int) s & 0xff;
+      if (st == RUNNABLE || st == DEAD) {
+        return false;
+      }
+      long next = (((s >>> 8) + 1) << 8) | RUNNABLE;
+      if (STATE.compareAndSet(this, s, next)) { // publishes the enqueue that follows
+        return true;
+      }
+    }
+  }
+
+  /**
+   * Moves a dequeued G from runnable to running; returns the state word the M's post-run CAS
+   * expects. Called only by the M that dequeued it.
+   */
+  long casRunnableToRunning() {
+    for (; ; ) {
+      long s = state; // volatile read
+      if (((int) s & 0xff) != RUNNABLE) {
+        throw new InternalError("execute: G" + goid + " bad status " + ((int) s & 0xff));
+      }
+      long running = (s & ~0xffL) | RUNNING;
+      if (STATE.compareAndSet(this, s, running)) {
+        return running;
+      }
+    }
+  }
+
+  /**
+   * After a run returned: running → {@code to} (waiting or dead), unless the G was readied since
+   * {@code ran} was read. Called only by the M that ran it.
+   */
+  boolean casFromRunning(long ran, int to) {
+    return STATE.compareAndSet(this, ran, (ran & ~0xffL) | to); // fails if readied meanwhile
+  }
+
+  /** Marks a G dead whatever it was doing; only for a G whose thread has terminated. */
+  void setDead() {
+    for (; ; ) {
+      long s = state;
+      if (STATE.compareAndSet(this, s, (s & ~0xffL) | DEAD)) {
+        return;
+      }
+    }
+  }
+
+  /** The JDK's way into the scheduler; see the class overview. Any thread; never blocks. */
+  @Override
+  public void execute(Runnable task) {
+    if (task == runContinuation) {
+      sched.ready(this);
+    } else {
+      sched.adopt(task);
+    }
+  }
+
+  @Override
+  public String toString() {
+    Machine mp = m;
+    return "G" + goid + "{status=" + status() + "(" + waitReason + ") m="
+        + (mp == null ? "nil" : mp.id) + "}";
+  }
+}

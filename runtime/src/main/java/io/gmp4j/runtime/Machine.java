@@ -1,0 +1,411 @@
+package io.gmp4j.runtime;
+
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The M of Go's GMP model (runtime2.go {@code type m}): a platform carrier thread named
+ * {@code gmp-m<id>} that runs Gs while it holds a P.
+ *
+ * <h2>Implementation overview</h2>
+ *
+ * The M runs Go's {@code schedule} loop (proc.go schedule, findRunnable, stealWork, execute,
+ * stopm, gcstopm):
+ *
+ * <ol>
+ *   <li>findRunnable, in Go's order: stop for a stop-the-world; every 61st schedtick one G from
+ *       the global queue (fairness: two Gs that respawn each other cannot starve the global
+ *       queue); the local queue, runnext first; a global batch; stealing (if spinning is
+ *       allowed); then, under sched.lock, a last global check before the P goes idle, and for a
+ *       spinner the 'Delicate dance' recheck of every queue without a P; then stopM.
+ *   <li>execute: the G goes runnable → running, schedtick counts a new time slice unless the G
+ *       came from runnext, and the M calls the thread's {@code runContinuation}, which mounts
+ *       the virtual thread on this carrier until it parks, yields or ends.
+ *   <li>After the run: a terminated thread's G is destroyed; otherwise the G goes running →
+ *       waiting, unless it was readied meanwhile (see 'Status' in {@link Goroutine}).
+ * </ol>
+ *
+ * An M parks on its own note ({@link #parked}) in stopM and is handed a P and its spinning state
+ * by whoever wakes it (Sched.startM). An M never spins longer than Go's spin phase: 4 steal
+ * passes, then it parks.
+ */
+final class Machine extends Thread {
+  final Sched sched;
+
+  /** Go's m.id. Final. */
+  final int id;
+
+  /** The allm list: the M created before this one. Final. */
+  final Machine alllink;
+
+  /** Held P (Go's m.p). Written only by this M; racy reads by observers and by its running G. */
+  volatile Processor p;
+
+  /** The P to acquire on wake-up (Go's m.nextp). Written by the waker before unpark. */
+  private volatile Processor nextp;
+
+  /**
+   * Go's m.spinning. Written by this M, or by its waker while it is parked (before unpark);
+   * racy reads by schedtrace.
+   */
+  volatile boolean spinning;
+
+  /** The G being run (Go's m.curg). Written only by this M; read by its G and observers. */
+  volatile Goroutine curg;
+
+  /** The idle-M list. Under sched.lock. */
+  Machine schedlink;
+
+  /** Go's note m.park: true while parked in stopM. Set under sched.lock; cleared by the waker. */
+  private volatile boolean parked;
+
+  /** findRunnable's second result: the G came from runnext. Confined to this M. */
+  private boolean inheritTime;
+
+  Machine(Sched sched, int id, Machine alllink, Processor nextp, boolean spinning) {
+    super("gmp-m" + id);
+    setDaemon(true);
+    this.sched = sched;
+    this.id = id;
+    this.alllink = alllink;
+    this.nextp = nextp;
+    this.spinning = spinning;
+  }
+
+  /** Whether this M is parked (schedtrace's "blocked"). Any thread; racy. */
+  boolean blocked() {
+    return parked;
+  }
+
+  @Override
+  public void run() {
+    try {
+      Processor pp = nextp;
+      nextp = null;
+      acquireP(pp);
+      schedule();
+    } catch (Throwable t) {
+      System.err.println("gmp4j: fatal error: M" + id + " died: " + t);
+      t.printStackTrace();
+    }
+  }
+
+  /** Go's schedule: one round per G run. Never returns. */
+  private void schedule() {
+    for (; ; ) {
+      Goroutine gp = findRunnable();
+      // This M is about to run a G; if it was the last spinner, another must take its place.
+      if (spinning) {
+        resetSpinning();
+      }
+      execute(gp, inheritTime);
+    }
+  }
+
+  /** Go's execute plus the post-run half of gopark / goexit0. Called only by this M. */
+  private void execute(Goroutine gp, boolean inheritTime) {
+    long ran = gp.casRunnableToRunning();
+    long stamp = gp.trackingStamp;
+    if (stamp != 0) {
+      gp.trackingStamp = 0;
+      sched.timeToRun.record(System.nanoTime() - stamp);
+    }
+    gp.waitReason = "";
+    gp.m = this;
+    curg = gp;
+    if (!inheritTime) {
+      p.incSchedtick();
+    }
+    try {
+      gp.runContinuation.run();
+    } catch (Throwable t) {
+      // The JDK hands a G's own exceptions to its uncaught-exception handler; anything that
+      // reaches here is the JDK's, and the M must survive it.
+      System.err.println("gmp4j: M" + id + ": runContinuation of G" + gp.goid + " threw " + t);
+      t.printStackTrace();
+    }
+    curg = null;
+    int js = VirtualThreads.state(gp.thread);
+    if (js == VirtualThreads.TERMINATED) {
+      sched.gdestroy(gp);
+    } else if (gp.casFromRunning(ran, Goroutine.WAITING)) {
+      gp.waitReason = WaitReasons.of(gp.thread, js);
+    }
+  }
+
+  /**
+   * Go's findRunnable: the next G to run, or parks until there is one. Sets {@link
+   * #inheritTime}. Called only by this M, holding a P.
+   */
+  private Goroutine findRunnable() {
+    top:
+    for (; ; ) {
+      Processor pp = p;
+      if (sched.gcwaiting) {
+        gcstopM();
+        continue;
+      }
+      inheritTime = false;
+      // Check the global runnable queue once in a while to ensure fairness. Otherwise two
+      // goroutines can completely occupy the local runqueue by constantly respawning each
+      // other.
+      if (pp.schedtick() % 61 == 0 && sched.runqsize() > 0) {
+        Goroutine gp;
+        sched.lock.lock();
+        try {
+          gp = sched.globRunqGet();
+        } finally {
+          sched.lock.unlock();
+        }
+        if (gp != null) {
+          return gp;
+        }
+      }
+      Goroutine gp = pp.runqGet();
+      if (gp != null) {
+        inheritTime = pp.lastGetInheritsTime();
+        return gp;
+      }
+      if (sched.runqsize() > 0) {
+        sched.lock.lock();
+        try {
+          gp = sched.globRunqGetBatch(pp, Processor.RUNQ_SIZE / 2);
+        } finally {
+          sched.lock.unlock();
+        }
+        if (gp != null) {
+          return gp;
+        }
+      }
+      // Spinning Ms: steal work from other Ps. Limit the number of spinning Ms to half the
+      // number of busy Ps. This is necessary to prevent excessive CPU consumption when
+      // GOMAXPROCS>>1 but the program parallelism is low.
+      if (spinning || 2 * sched.nmspinning.get() < sched.gomaxprocs - sched.npidle) {
+        if (!spinning) {
+          becomeSpinning();
+        }
+        gp = stealWork(pp);
+        if (gp != null) {
+          return gp;
+        }
+        if (sched.gcwaiting) {
+          continue;
+        }
+      }
+
+      // We have nothing to do. Snapshot allp before dropping the P: once it is dropped a
+      // procresize may replace it.
+      Processor[] allpSnapshot = sched.allp;
+      sched.lock.lock();
+      try {
+        if (sched.gcwaiting) {
+          continue;
+        }
+        if (sched.runqsize() > 0) {
+          gp = sched.globRunqGetBatch(pp, Processor.RUNQ_SIZE / 2);
+          if (gp != null) {
+            return gp;
+          }
+        }
+        if (!spinning && sched.needspinning.get() == 1) {
+          // See "Delicate dance" below.
+          becomeSpinning();
+          continue;
+        }
+        if (releaseP() != pp) {
+          throw new InternalError("findRunnable: wrong p");
+        }
+        sched.pidleput(pp);
+      } finally {
+        sched.lock.unlock();
+      }
+
+      // Delicate dance: thread transitions from spinning to non-spinning state, potentially
+      // concurrently with submission of new work. We must drop nmspinning first and then check
+      // all sources again (with a full fence in between). If we do it the other way around,
+      // another thread can submit work after we've checked all sources but before we drop
+      // nmspinning; as a result nobody will unpark a thread to run the work.
+      if (spinning) {
+        spinning = false;
+        if (sched.nmspinning.decrementAndGet() < 0) { // full fence
+          throw new InternalError("findRunnable: negative nmspinning");
+        }
+        // Note the for correctness, only the last M transitioning from spinning to
+        // non-spinning must perform these rechecks; all of them do, as in Go.
+        if (sched.runqsize() > 0) {
+          sched.lock.lock();
+          Processor p2;
+          try {
+            p2 = sched.pidlegetSpinning();
+            if (p2 != null) {
+              gp = sched.globRunqGetBatch(p2, Processor.RUNQ_SIZE / 2);
+              if (gp == null) {
+                throw new InternalError("findRunnable: global runq empty with non-zero runqsize");
+              }
+            }
+          } finally {
+            sched.lock.unlock();
+          }
+          if (p2 != null) {
+            acquireP(p2);
+            becomeSpinning();
+            return gp;
+          }
+        }
+        Processor p2 = checkRunqsNoP(allpSnapshot);
+        if (p2 != null) {
+          acquireP(p2);
+          becomeSpinning();
+          continue top;
+        }
+      }
+      stopM();
+    }
+  }
+
+  /**
+   * Go's stealWork: 4 passes over the other Ps in random order; runnext only on the last pass.
+   * Called only by this M, holding {@code pp}.
+   */
+  private Goroutine stealWork(Processor pp) {
+    Processor[] allp = sched.allp; // stable while we hold a P: procresize needs every P
+    RandomOrder order = sched.stealOrder;
+    final int stealTries = 4;
+    for (int i = 0; i < stealTries; i++) {
+      boolean stealRunNextG = i == stealTries - 1;
+      for (RandomOrder.Enum e = order.start(ThreadLocalRandom.current().nextInt());
+          !e.done();
+          e.next()) {
+        if (sched.gcwaiting) {
+          return null; // the caller goes back to the top and stops
+        }
+        Processor p2 = allp[e.position()];
+        // Don't bother to attempt to steal if p2 is idle.
+        if (p2 != pp && p2.status != Processor.IDLE) {
+          Goroutine gp = pp.runqSteal(p2, stealRunNextG);
+          if (gp != null) {
+            return gp;
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Go's checkRunqsNoP: after dropping the P, looks for a non-idle P with work; if one exists,
+   * returns an idle P to take. Called only by this M, holding no P.
+   */
+  private Processor checkRunqsNoP(Processor[] allpSnapshot) {
+    for (Processor p2 : allpSnapshot) {
+      if (p2.status != Processor.IDLE && !p2.runqEmpty()) {
+        sched.lock.lock();
+        try {
+          return sched.pidlegetSpinning();
+        } finally {
+          sched.lock.unlock();
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Go's m.becomeSpinning. Called only by this M. */
+  private void becomeSpinning() {
+    spinning = true;
+    sched.nmspinning.incrementAndGet();
+    sched.needspinning.set(0);
+  }
+
+  /** Go's resetspinning: the last spinner to find work wakes another. Called only by this M. */
+  private void resetSpinning() {
+    spinning = false;
+    if (sched.nmspinning.decrementAndGet() < 0) {
+      throw new InternalError("findRunnable: negative nmspinning");
+    }
+    sched.wakeP();
+  }
+
+  /** Go's gcstopm: gives the P to a pending stop-the-world and parks. Called only by this M. */
+  private void gcstopM() {
+    if (spinning) {
+      spinning = false;
+      if (sched.nmspinning.decrementAndGet() < 0) {
+        throw new InternalError("gcstopm: negative nmspinning");
+      }
+    }
+    Processor pp = releaseP();
+    sched.lock.lock();
+    try {
+      pp.status = Processor.GCSTOP;
+      if (--sched.stopwait == 0) {
+        sched.stopnote.release();
+      }
+    } finally {
+      sched.lock.unlock();
+    }
+    stopM();
+  }
+
+  /**
+   * Go's stopm: parks on the idle-M list until startM hands this M a P, then acquires it.
+   * Called only by this M, holding no P and not spinning.
+   */
+  private void stopM() {
+    if (p != null || spinning) {
+      throw new InternalError("stopm: holding p or spinning");
+    }
+    sched.lock.lock();
+    try {
+      parked = true; // before the M is visible on the idle list
+      sched.mput(this);
+    } finally {
+      sched.lock.unlock();
+    }
+    while (parked) {
+      LockSupport.park(this);
+      Thread.interrupted(); // a stale carrier interrupt must not turn this into a busy loop
+    }
+    Processor pp = nextp;
+    nextp = null;
+    acquireP(pp);
+  }
+
+  /** Go's notewakeup half of startm. Called by Sched.startM after taking this M off the list. */
+  void wake(Processor pp, boolean spinning) {
+    this.spinning = spinning;
+    this.nextp = pp;
+    parked = false; // publishes nextp and spinning; pairs with the read in stopM
+    LockSupport.unpark(this);
+  }
+
+  /** Go's acquirep/wirep. Called only by this M. */
+  private void acquireP(Processor pp) {
+    if (p != null || pp.m != null || pp.status != Processor.IDLE) {
+      throw new InternalError("wirep: invalid p state: " + pp + " for M" + id);
+    }
+    p = pp;
+    pp.m = this;
+    pp.status = Processor.RUNNING;
+  }
+
+  /** Go's releasep. Called only by this M. */
+  private Processor releaseP() {
+    Processor pp = p;
+    if (pp == null || pp.m != this || pp.status != Processor.RUNNING) {
+      throw new InternalError("releasep: invalid p state: " + pp + " for M" + id);
+    }
+    pp.m = null;
+    pp.status = Processor.IDLE;
+    p = null;
+    return pp;
+  }
+
+  @Override
+  public String toString() {
+    Processor pp = p;
+    Goroutine g = curg;
+    return "M" + id + "{p=" + (pp == null ? "nil" : pp.id) + " curg="
+        + (g == null ? "nil" : g.goid) + " spinning=" + spinning + " blocked=" + parked + "}";
+  }
+}

@@ -1,0 +1,369 @@
+package io.gmp4j.runtime;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The P of Go's GMP model (runtime2.go {@code type p}): the right to run Gs, with its local run
+ * queue.
+ *
+ * <h2>Implementation overview</h2>
+ *
+ * The local run queue is Go's (proc.go runqput, runqputslow, runqputbatch, runqget, runqgrab,
+ * runqsteal, runqempty), slot for slot:
+ *
+ * <ol>
+ *   <li>A ring of 256 Gs between {@code runqhead} and {@code runqtail}, single-producer and
+ *       multi-consumer. Only the owner puts (it alone writes the tail); the owner and thieves take
+ *       from the head with a CAS. Slots are plain: a thief reads them after a load-acquire of the
+ *       tail and then CASes the head, and the CAS fails if the owner could have reused a slot it
+ *       read.
+ *   <li>{@code runnext}: a G readied by the running G, run next and inheriting the time slice
+ *       ({@code inheritTime}), so a communicate-and-wait set of Gs runs as a unit. Only the owner
+ *       sets it to a G; thieves may CAS it to null, and only on their last steal pass.
+ *   <li>A put to a full ring moves half of it plus the new G (128 + 1) to the global queue
+ *       ({@link #runqPutSlow}); a thief takes half, rounded up, and runs the last G it took.
+ * </ol>
+ *
+ * "The owner" is the thread running on the M that holds this P: the M itself in the scheduler,
+ * or the G it has mounted (a virtual thread runs on its carrier's stack, so the two never run at
+ * once). Rejected: a lock per P (Kotlin's first scheduler), which makes every wake-up contend
+ * with every thief; and an unbounded queue per P (ForkJoinPool), which loses Go's overflow to the
+ * global queue and with it the fairness that the global queue gives.
+ *
+ * <p>Status values are Go's ({@code _Pidle} 0, {@code _Prunning} 1, {@code _Pgcstop} 3,
+ * {@code _Pdead} 4), because {@code schedtrace} prints them.
+ */
+final class Processor {
+  static final int IDLE = 0;
+  static final int RUNNING = 1;
+  static final int GCSTOP = 3;
+  static final int DEAD = 4;
+
+  /** len(pp.runq) in Go. A power of two, so a slot index is {@code i & RUNQ_MASK}. */
+  static final int RUNQ_SIZE = 256;
+
+  private static final int RUNQ_MASK = RUNQ_SIZE - 1;
+  private static final VarHandle RUNQ_HEAD;
+  private static final VarHandle RUNQ_TAIL;
+  private static final VarHandle RUNNEXT;
+  private static final VarHandle SCHEDTICK;
+
+  static {
+    try {
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      RUNQ_HEAD = l.findVarHandle(Processor.class, "runqhead", int.class);
+      RUNQ_TAIL = l.findVarHandle(Processor.class, "runqtail", int.class);
+      RUNNEXT = l.findVarHandle(Processor.class, "runnext", Goroutine.class);
+      SCHEDTICK = l.findVarHandle(Processor.class, "schedtick", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  final Sched sched;
+
+  /** Index in allp. Final. */
+  final int id;
+
+  /**
+   * Go's pp.status. Written under sched.lock, or by the M that acquires or releases this P;
+   * read racily by thieves, sysmon and schedtrace.
+   */
+  volatile int status = GCSTOP;
+
+  /** The M that holds this P, or null. Written by that M and under sched.lock; racy reads. */
+  volatile Machine m;
+
+  /** The idle-P list (sched.pidle); read and written only under sched.lock. */
+  Processor link;
+
+  /**
+   * Incremented by the owner on every schedule that does not inherit the time slice (opaque);
+   * read by sysmon, the fairness check and schedtrace.
+   */
+  private int schedtick;
+
+  /** Go's syscalltick; incremented by the owner (later: on each syscall). Racy reads. */
+  volatile int syscalltick;
+
+  private final Goroutine[] runq = new Goroutine[RUNQ_SIZE];
+
+  /** Consumers' index. CAS with release by the owner and thieves; loaded with acquire. */
+  private volatile int runqhead;
+
+  /** Producer's index. Written by the owner only, with release; thieves load with acquire. */
+  private volatile int runqtail;
+
+  /** See the overview. The owner CASes in a G; anyone CASes it out. */
+  private volatile Goroutine runnext;
+
+  Processor(Sched sched, int id) {
+    this.sched = sched;
+    this.id = id;
+  }
+
+  int schedtick() {
+    return (int) SCHEDTICK.getOpaque(this); // racy reader: sysmon, schedtrace
+  }
+
+  /** Go's execute: {@code if !inheritTime { pp.schedtick++ }}. Called only by the owner P. */
+  void incSchedtick() {
+    SCHEDTICK.setOpaque(this, (int) SCHEDTICK.getOpaque(this) + 1); // single writer
+  }
+
+  /**
+   * Go's runqput: puts gp on the local queue. With {@code next}, gp goes to runnext and the old
+   * runnext is kicked to the tail. A full ring spills half to the global queue. Called only by
+   * the owner P.
+   */
+  void runqPut(Goroutine gp, boolean next) {
+    if (Sched.RANDOMIZE && next && ThreadLocalRandom.current().nextBoolean()) {
+      next = false;
+    }
+    if (next) {
+      Goroutine oldnext;
+      do {
+        oldnext = runnext;
+      } while (!RUNNEXT.compareAndSet(this, oldnext, gp)); // pairs with runqGet/runqGrab CAS
+      if (oldnext == null) {
+        return;
+      }
+      gp = oldnext; // kick the old runnext out to the regular run queue
+    }
+    for (; ; ) {
+      int h = (int) RUNQ_HEAD.getAcquire(this); // synchronize with consumers
+      int t = runqtail; // owner's own field
+      if (t - h < RUNQ_SIZE) {
+        runq[t & RUNQ_MASK] = gp;
+        RUNQ_TAIL.setRelease(this, t + 1); // makes the slot available for consumption
+        return;
+      }
+      if (runqPutSlow(gp, h, t)) {
+        return;
+      }
+      // the queue is not full now, so the put above must succeed
+    }
+  }
+
+  /**
+   * Go's runqputslow: moves 128 Gs from the head of the full ring, plus gp, to the global queue
+   * tail. Returns false if a thief moved the head first. Called only by the owner P.
+   */
+  private boolean runqPutSlow(Goroutine gp, int h, int t) {
+    int n = (t - h) / 2;
+    if (n != RUNQ_SIZE / 2) {
+      throw new InternalError("runqputslow: queue is not full");
+    }
+    Goroutine[] batch = new Goroutine[n + 1];
+    for (int i = 0; i < n; i++) {
+      batch[i] = runq[(h + i) & RUNQ_MASK];
+    }
+    if (!RUNQ_HEAD.compareAndSet(this, h, h + n)) { // release: the slots may be reused
+      return false;
+    }
+    batch[n] = gp;
+    if (Sched.RANDOMIZE) {
+      ThreadLocalRandom r = ThreadLocalRandom.current();
+      for (int i = 1; i <= n; i++) {
+        int j = r.nextInt(i + 1);
+        Goroutine x = batch[i];
+        batch[i] = batch[j];
+        batch[j] = x;
+      }
+    }
+    sched.globRunqPutBatch(batch, n + 1);
+    return true;
+  }
+
+  /**
+   * Go's runqputbatch: puts {@code n} Gs from {@code batch[from..]} on the local ring, as many as
+   * fit; returns how many it put. Called only by the owner P.
+   */
+  int runqPutBatch(Goroutine[] batch, int from, int n) {
+    int h = (int) RUNQ_HEAD.getAcquire(this); // synchronize with consumers
+    int t = runqtail;
+    int put = 0;
+    while (put < n && t - h < RUNQ_SIZE) {
+      runq[t & RUNQ_MASK] = batch[from + put];
+      t++;
+      put++;
+    }
+    if (Sched.RANDOMIZE) {
+      ThreadLocalRandom r = ThreadLocalRandom.current();
+      int base = t - put;
+      for (int i = 1; i < put; i++) {
+        int j = r.nextInt(i + 1);
+        Goroutine x = runq[(base + i) & RUNQ_MASK];
+        runq[(base + i) & RUNQ_MASK] = runq[(base + j) & RUNQ_MASK];
+        runq[(base + j) & RUNQ_MASK] = x;
+      }
+    }
+    RUNQ_TAIL.setRelease(this, t); // publishes all the slots above
+    return put;
+  }
+
+  /**
+   * Go's runqget: runnext first (inheriting the time slice), then the ring's head. Returns null
+   * when both are empty; {@link #lastGetInheritsTime} tells which one it was. Called only by the
+   * owner P.
+   */
+  Goroutine runqGet() {
+    Goroutine next = runnext;
+    // If the CAS fails, a thief took runnext; the ring may still have Gs.
+    if (next != null && RUNNEXT.compareAndSet(this, next, null)) { // pairs with runqPut
+      inheritTime = true;
+      return next;
+    }
+    inheritTime = false;
+    for (; ; ) {
+      int h = (int) RUNQ_HEAD.getAcquire(this); // synchronize with other consumers
+      int t = runqtail;
+      if (t == h) {
+        return null;
+      }
+      Goroutine gp = runq[h & RUNQ_MASK];
+      if (RUNQ_HEAD.compareAndSet(this, h, h + 1)) { // release: commits the consume
+        return gp;
+      }
+    }
+  }
+
+  /** Set by {@link #runqGet}: whether the G it returned came from runnext. Owner only. */
+  private boolean inheritTime;
+
+  boolean lastGetInheritsTime() {
+    return inheritTime;
+  }
+
+  /**
+   * Go's runqempty. Never answers "empty" falsely: a put with runnext kicks the old runnext to
+   * the tail, and a reader that saw head == tail and then runnext == null could miss both, so
+   * it retries until the tail did not move around its reads. Any thread.
+   */
+  boolean runqEmpty() {
+    for (; ; ) {
+      int head = (int) RUNQ_HEAD.getVolatile(this);
+      int tail = (int) RUNQ_TAIL.getVolatile(this);
+      Goroutine next = (Goroutine) RUNNEXT.getVolatile(this);
+      if (tail == (int) RUNQ_TAIL.getVolatile(this)) {
+        return head == tail && next == null;
+      }
+    }
+  }
+
+  /** Gs in the ring, without runnext: schedtrace's per-P number. Any thread; racy. */
+  int runqSize() {
+    int h = (int) RUNQ_HEAD.getAcquire(this);
+    int t = (int) RUNQ_TAIL.getAcquire(this);
+    int n = t - h;
+    return n < 0 ? 0 : Math.min(n, RUNQ_SIZE);
+  }
+
+  /** Whether runnext holds a G. Any thread; racy. */
+  boolean hasRunnext() {
+    return runnext != null;
+  }
+
+  /**
+   * Go's runqsteal: grabs half of p2's Gs into this P's ring and returns the last one to run
+   * (inheritTime false). Called only by the owner of this P.
+   */
+  Goroutine runqSteal(Processor p2, boolean stealRunNextG) {
+    int t = runqtail;
+    int n = p2.runqGrab(runq, t, stealRunNextG);
+    if (n == 0) {
+      return null;
+    }
+    n--;
+    Goroutine gp = runq[(t + n) & RUNQ_MASK];
+    if (n == 0) {
+      return gp;
+    }
+    int h = (int) RUNQ_HEAD.getAcquire(this); // synchronize with consumers
+    if (t - h + n >= RUNQ_SIZE) {
+      throw new InternalError("runqsteal: runq overflow");
+    }
+    RUNQ_TAIL.setRelease(this, t + n); // makes the stolen Gs available for consumption
+    return gp;
+  }
+
+  /**
+   * Go's runqgrab: copies half of this P's ring, rounded up, into {@code batch} from
+   * {@code batchHead}; on an empty ring and {@code stealRunNextG}, takes runnext instead. Returns
+   * the count. Any thread (a thief).
+   */
+  int runqGrab(Goroutine[] batch, int batchHead, boolean stealRunNextG) {
+    for (; ; ) {
+      int h = (int) RUNQ_HEAD.getAcquire(this); // synchronize with other consumers
+      int t = (int) RUNQ_TAIL.getAcquire(this); // synchronize with the producer
+      int d = t - h;
+      if (d == 0) {
+        if (stealRunNextG) {
+          Goroutine next = runnext;
+          if (next != null) {
+            if (status == RUNNING) {
+              // Sleep to ensure that this P is not about to run the G we are about to steal.
+              // The important use case is a G readied by a running G that is about to block:
+              // a synchronous hand-off takes well under a microsecond on the JVM too, so 3us
+              // is a ~10x overshoot. Go's usleep(3); spun here because parkNanos would sleep
+              // for the timer slack (~50us) instead.
+              Machine mp = m;
+              Goroutine cur = mp == null ? null : mp.curg;
+              if (cur == null || cur.status() != Goroutine.SYSCALL) {
+                Sched.spinFor(3_000);
+              }
+            }
+            if (!RUNNEXT.compareAndSet(this, next, null)) { // pairs with runqPut/runqGet
+              continue;
+            }
+            batch[batchHead & RUNQ_MASK] = next;
+            return 1;
+          }
+        }
+        return 0;
+      }
+      if (d < 0 || d > RUNQ_SIZE) { // read inconsistent h and t
+        continue;
+      }
+      int n = d - d / 2;
+      for (int i = 0; i < n; i++) {
+        batch[(batchHead + i) & RUNQ_MASK] = runq[(h + i) & RUNQ_MASK];
+      }
+      if (RUNQ_HEAD.compareAndSet(this, h, h + n)) { // release: commits the consume
+        return n;
+      }
+    }
+  }
+
+  /**
+   * Go's p.destroy run-queue part: moves every G, in order, to the global queue head (runnext
+   * first in line). Requires sched.lock and a stopped world.
+   */
+  void runqDrainToGlobalHead() {
+    for (; ; ) {
+      int h = (int) RUNQ_HEAD.getAcquire(this);
+      int t = runqtail;
+      if (t == h) {
+        break;
+      }
+      Goroutine gp = runq[(t - 1) & RUNQ_MASK];
+      runq[(t - 1) & RUNQ_MASK] = null;
+      RUNQ_TAIL.setRelease(this, t - 1);
+      sched.globRunqPutHead(gp);
+    }
+    Goroutine next = (Goroutine) RUNNEXT.getAndSet(this, null);
+    if (next != null) {
+      sched.globRunqPutHead(next);
+    }
+  }
+
+  @Override
+  public String toString() {
+    Machine mp = m;
+    return "P" + id + "{status=" + status + " schedtick=" + schedtick() + " m="
+        + (mp == null ? "nil" : mp.id) + " runqsize=" + runqSize() + " runnext="
+        + (runnext == null ? "nil" : runnext.goid) + "}";
+  }
+}

@@ -1,0 +1,662 @@
+package io.gmp4j.runtime;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Go's scheduler state ({@code type schedt}, the global {@code sched}) and the operations that
+ * span Ps and Ms: readying Gs, the global run queue, idle P and M lists, waking Ms, and
+ * stop-the-world with procresize. The M's own loop is in {@link Machine}.
+ *
+ * <h2>Implementation overview</h2>
+ *
+ * gmp4j is Go 1.26's proc.go on the JVM. A G is a JDK virtual thread ({@link Goroutine}), an M a
+ * platform carrier thread ({@link Machine}), a P a {@link Processor}. Three alternatives were
+ * rejected: extending ForkJoinPool (its queues, compensation and parking are not Go's, and the
+ * JDK special-cases it in ways we could not follow); a single shared queue with a thread pool
+ * (no locality: ping-pong pairs would bounce between carriers); and Kotlin's CoroutineScheduler
+ * design (a LIFO slot that only its owner may take, which Tokio found gives 20x pathologies).
+ *
+ * <h3>Readying a G</h3>
+ *
+ * The JDK tells us a thread is runnable by calling its scheduler's {@code execute}. Where the G
+ * goes follows Go's {@code ready(gp, next=true)}, decided by who calls:
+ *
+ * <ol>
+ *   <li>A G running on one of our Ms (it holds that M's P): that P's runnext, then wakeP. This is
+ *       newproc for a new G, and goready for a wake-up (channel hand-off, unlock, unpark).
+ *   <li>The M itself, after the G it ran unmounted: if that G yielded ({@code Thread.yield}, i.e.
+ *       Gosched or a preemption), the global queue tail, as goschedImpl does; otherwise (a G that
+ *       parked and was unparked during the unmount, or a joiner woken by a G's exit) the M's P's
+ *       runnext, as goready from that G would.
+ *   <li>Any other thread (JDK timer "unparker" threads, the JDK's socket pollers, platform
+ *       threads): the global queue tail, then wakeP.
+ * </ol>
+ *
+ * {@code execute} never runs a task inline and never waits for anything but sched.lock.
+ *
+ * <h3>Adoption</h3>
+ *
+ * A virtual thread built by {@link #newBuilder} starts with {@link #adopter} as its scheduler;
+ * one created by a G's code without a scheduler inherits that G. Either way its first
+ * {@code execute} carries a task that is not the receiving G's own. {@link #adopt} then makes a
+ * G for the thread, makes that G the thread's scheduler (VirtualThreads.setScheduler), counts it
+ * (newproc1) and readies it. So every virtual thread that a G creates runs on gmp4j.
+ *
+ * <h3>Spinning ("Worker thread parking/unparking" in proc.go)</h3>
+ *
+ * An M is spinning while it holds a P and looks for work. wakeP starts an M only if there is an
+ * idle P and no spinning M; at most half the busy Ps may spin ({@code 2*nmspinning <
+ * gomaxprocs-npidle}); the last spinner to find work wakes another (resetSpinning). The
+ * "Delicate dance": a spinner that gives up first drops nmspinning, then (after a full fence)
+ * checks every queue again; a submitter first publishes work, then (after a full fence) checks
+ * nmspinning. One of the two always sees the other.
+ *
+ * <h3>Stop-the-world and procresize</h3>
+ *
+ * {@code gomaxprocs(n)} stops the world as Go does: it sets gcwaiting, takes the idle Ps, and
+ * waits until every M that holds a P reaches its scheduler and gives the P up (gcstopM). A
+ * running G gives its P up when it blocks or yields. Go runs this on the system stack; we run it
+ * on a platform thread ({@code gmp-stw} when the caller is itself a G, since a G that waited in
+ * place would hold its own P). procresize then moves the queues of removed Ps to the global head
+ * in order, and the world restarts with an M for every P that has work.
+ *
+ * <h3>Locks</h3>
+ *
+ * One lock, sched.lock, as in Go: the global queue, the idle lists, stopwait and procresize. It
+ * is never held while a G's code runs or while anything parks except on the lock itself.
+ */
+public final class Sched {
+  /** Go's randomizeScheduler (on with -race): perturbs run-queue order to flush out order bugs. */
+  static final boolean RANDOMIZE = Boolean.getBoolean("gmp.randomizeScheduler");
+
+  /** Go's sched.maxmcount default. */
+  static final int MAX_M_COUNT = 10000;
+
+  private static volatile Sched instance;
+
+  final ReentrantLock lock = new ReentrantLock();
+
+  /** Makes the Gs of threads built by {@link #newBuilder}; see 'Adoption'. */
+  final Executor adopter = this::adopt;
+
+  // --- global run queue (sched.runq); head, tail and links under lock ---
+  private Goroutine runqHead;
+  private Goroutine runqTail;
+
+  /** Global queue length. Written under lock; read racily by the fairness check and observers. */
+  private volatile int runqsize;
+
+  // --- Ps ---
+  /** All Ps, indexed by id. Replaced only by procresize during stop-the-world; racy reads. */
+  volatile Processor[] allp;
+
+  /** Steal order over allp; replaced together with allp. */
+  volatile RandomOrder stealOrder;
+
+  /** Go's gomaxprocs. Written by procresize under lock; racy reads. */
+  volatile int gomaxprocs;
+
+  /** Idle-P stack, linked through Processor.link. Under lock. */
+  private Processor pidle;
+
+  /** Idle P count. Written under lock; read racily by the spinning cap and wakeP. */
+  volatile int npidle;
+
+  // --- Ms ---
+  /** Spinning Ms. CAS 0→1 by wakeP; decremented by Ms that stop spinning. Volatile order. */
+  final AtomicInteger nmspinning = new AtomicInteger();
+
+  /** Set when wakeP found no idle P: the next M that would drop its P spins instead. */
+  final AtomicInteger needspinning = new AtomicInteger();
+
+  /** Idle-M stack, linked through Machine.schedlink. Under lock. */
+  private Machine midle;
+
+  /** Idle M count. Written under lock; racy reads by schedtrace. */
+  volatile int nmidle;
+
+  /** Next M id; Ms created so far. Under lock. */
+  private int mnext;
+
+  /** Newest M first, linked through Machine.alllink. Written under lock; racy reads walk it. */
+  volatile Machine allm;
+
+  // --- stop-the-world ---
+  /** Go's sched.gcwaiting: a stop-the-world wants every P. Written under lock; racy reads. */
+  volatile boolean gcwaiting;
+
+  /** Ps still to stop. Under lock. */
+  int stopwait;
+
+  /** Released by the M that stops the last P. */
+  final Semaphore stopnote = new Semaphore(0);
+
+  /** One stop-the-world at a time (Go's worldsema). */
+  private final Semaphore worldsema = new Semaphore(1);
+
+  // --- Gs ---
+  /** Live Gs (Go's allgs, without the dead). Any thread. */
+  final Set<Goroutine> allgs = ConcurrentHashMap.newKeySet();
+
+  private final AtomicLong goidgen = new AtomicLong();
+
+  /** Go's goroutinesCreated (per-P counters folded into one striped counter). */
+  final LongAdder goroutinesCreated = new LongAdder();
+
+  /** Go's sched.timeToRun: /sched/latencies:seconds. */
+  final TimeHistogram timeToRun = new TimeHistogram();
+
+  /** STW pauses: /sched/pauses/stopping/other and /sched/pauses/total/other. */
+  final TimeHistogram stwStopping = new TimeHistogram();
+
+  final TimeHistogram stwTotal = new TimeHistogram();
+
+  /** GOMAXPROCS changes (gmp4j extra metric). */
+  final LongAdder gomaxprocsChanges = new LongAdder();
+
+  Sched(int nprocs) {
+    lock.lock();
+    try {
+      procresize(nprocs);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The process-wide scheduler, created on first use. Throws if gmp4j cannot run here. */
+  public static Sched get() {
+    Sched s = instance;
+    return s != null ? s : init();
+  }
+
+  private static synchronized Sched init() {
+    if (instance == null) {
+      VirtualThreads.checkAvailable();
+      instance = new Sched(Config.gomaxprocs());
+    }
+    return instance;
+  }
+
+  /** A builder of virtual threads that run on this scheduler. Any thread. */
+  public Thread.Builder.OfVirtual newBuilder() {
+    return VirtualThreads.newBuilder(adopter);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Readying Gs
+
+  /** Go's newproc for a thread seen for the first time; see 'Adoption'. Any thread. */
+  void adopt(Runnable task) {
+    Thread vthread = VirtualThreads.threadOf(task);
+    Goroutine gp = new Goroutine(this, goidgen.incrementAndGet(), vthread, task);
+    VirtualThreads.setScheduler(vthread, gp);
+    allgs.add(gp);
+    goroutinesCreated.increment();
+    ready(gp);
+  }
+
+  /** Go's ready: see 'Readying a G'. Any thread; never blocks but on sched.lock. */
+  void ready(Goroutine gp) {
+    if (!gp.casToRunnable()) {
+      return; // already queued: the queued entry will run it
+    }
+    if ((gp.trackingSeq++ & 7) == 0) {
+      gp.trackingStamp = System.nanoTime();
+    }
+    Processor pp = null;
+    boolean yielded = false;
+    Thread ct = Thread.currentThread();
+    if (ct instanceof Machine mt) {
+      if (mt.sched == this) {
+        pp = mt.p;
+        yielded = mt.curg == gp && VirtualThreads.state(gp.thread) == VirtualThreads.YIELDED;
+      }
+    } else if (ct.isVirtual()
+        && VirtualThreads.scheduler(ct) instanceof Goroutine cur
+        && cur.sched == this) {
+      Machine mp = cur.m; // exact: cur is running on mp right now
+      pp = mp == null ? null : mp.p;
+    }
+    if (pp == null || yielded) {
+      globRunqPut(gp);
+    } else {
+      pp.runqPut(gp, true);
+    }
+    wakeP();
+  }
+
+  /** Go's gdestroy, for a G whose thread terminated. Called only by the M that ran it. */
+  void gdestroy(Goroutine gp) {
+    gp.setDead();
+    allgs.remove(gp);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Waking Ms
+
+  /**
+   * Go's wakep: starts a spinning M on an idle P, unless an M already spins. Any thread. See
+   * 'Spinning'.
+   */
+  void wakeP() {
+    // Full fence: the work published just before must be visible before nmspinning is read
+    // (the submitter's half of the 'Delicate dance').
+    java.lang.invoke.VarHandle.fullFence();
+    if (nmspinning.get() != 0 || !nmspinning.compareAndSet(0, 1)) {
+      return;
+    }
+    Processor pp;
+    lock.lock();
+    try {
+      pp = pidlegetSpinning();
+      if (pp == null) {
+        if (nmspinning.decrementAndGet() < 0) {
+          throw new InternalError("wakep: negative nmspinning");
+        }
+        return;
+      }
+    } finally {
+      lock.unlock();
+    }
+    startM(pp, true);
+  }
+
+  /**
+   * Go's startm: runs P {@code pp} on an idle M, or on a new one. Any thread; must not hold
+   * sched.lock.
+   */
+  void startM(Processor pp, boolean spinning) {
+    Machine nmp;
+    lock.lock();
+    try {
+      nmp = mget();
+      if (nmp == null) {
+        int id = mReserveId();
+        nmp = new Machine(this, id, allm, pp, spinning);
+        allm = nmp;
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (spinning && !pp.runqEmpty()) {
+      throw new InternalError("startm: p has runnable gs");
+    }
+    if (nmp.getState() == Thread.State.NEW) {
+      nmp.start();
+    } else {
+      nmp.wake(pp, spinning);
+    }
+  }
+
+  /** Go's mReserveID with checkmcount. Requires sched.lock. */
+  private int mReserveId() {
+    if (mnext + 1 > MAX_M_COUNT) {
+      System.err.println("runtime: program exceeds " + MAX_M_COUNT + "-thread limit");
+      System.err.println("fatal error: thread exhaustion");
+      Runtime.getRuntime().halt(2);
+    }
+    return mnext++;
+  }
+
+  /** Go's mcount: Ms created and not exited. Racy outside sched.lock. */
+  int mcount() {
+    return mnext;
+  }
+
+  /** Go's mput: puts an M on the idle list. Requires sched.lock. */
+  void mput(Machine mp) {
+    mp.schedlink = midle;
+    midle = mp;
+    nmidle++;
+  }
+
+  /** Go's mget: takes an idle M, or null. Requires sched.lock. */
+  private Machine mget() {
+    Machine mp = midle;
+    if (mp != null) {
+      midle = mp.schedlink;
+      mp.schedlink = null;
+      nmidle--;
+    }
+    return mp;
+  }
+
+  /** Go's pidleput. Requires sched.lock. */
+  void pidleput(Processor pp) {
+    if (!pp.runqEmpty()) {
+      throw new InternalError("pidleput: P has non-empty run queue");
+    }
+    pp.status = Processor.IDLE;
+    pp.link = pidle;
+    pidle = pp;
+    npidle++;
+  }
+
+  /** Go's pidleget. Requires sched.lock. */
+  Processor pidleget() {
+    Processor pp = pidle;
+    if (pp != null) {
+      pidle = pp.link;
+      pp.link = null;
+      npidle--;
+    }
+    return pp;
+  }
+
+  /** Go's pidlegetSpinning: pidleget, and with no idle P asks the next dropping M to spin. */
+  Processor pidlegetSpinning() {
+    Processor pp = pidleget();
+    if (pp == null) {
+      needspinning.set(1);
+    }
+    return pp;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The global run queue
+
+  /** Go's globrunqput: appends to the tail. Takes sched.lock. */
+  void globRunqPut(Goroutine gp) {
+    lock.lock();
+    try {
+      gp.schedlink = null;
+      if (runqTail == null) {
+        runqHead = gp;
+      } else {
+        runqTail.schedlink = gp;
+      }
+      runqTail = gp;
+      runqsize++;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Go's globrunqputhead: pushes to the head. Requires sched.lock. */
+  void globRunqPutHead(Goroutine gp) {
+    gp.schedlink = runqHead;
+    runqHead = gp;
+    if (runqTail == null) {
+      runqTail = gp;
+    }
+    runqsize++;
+  }
+
+  /** Go's globrunqputbatch: appends {@code n} Gs in order. Takes sched.lock. */
+  void globRunqPutBatch(Goroutine[] batch, int n) {
+    for (int i = 0; i < n - 1; i++) {
+      batch[i].schedlink = batch[i + 1];
+    }
+    batch[n - 1].schedlink = null;
+    lock.lock();
+    try {
+      if (runqTail == null) {
+        runqHead = batch[0];
+      } else {
+        runqTail.schedlink = batch[0];
+      }
+      runqTail = batch[n - 1];
+      runqsize += n;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Go's globrunqget: one G, or null. Requires sched.lock. */
+  Goroutine globRunqGet() {
+    Goroutine gp = runqHead;
+    if (gp != null) {
+      runqHead = gp.schedlink;
+      if (runqHead == null) {
+        runqTail = null;
+      }
+      gp.schedlink = null;
+      runqsize--;
+    }
+    return gp;
+  }
+
+  /**
+   * Go's globrunqgetbatch: takes {@code min(n, size, size/gomaxprocs+1)} Gs; returns the first
+   * and puts the rest on {@code pp}'s ring. Requires sched.lock and ownership of pp.
+   */
+  Goroutine globRunqGetBatch(Processor pp, int n) {
+    int size = runqsize;
+    n = Math.min(n, Math.min(size, size / gomaxprocs + 1));
+    if (n <= 0) {
+      return null;
+    }
+    Goroutine gp = globRunqGet();
+    if (--n > 0) {
+      Goroutine[] q = new Goroutine[n];
+      for (int i = 0; i < n; i++) {
+        q[i] = globRunqGet();
+      }
+      if (pp.runqPutBatch(q, 0, n) != n) {
+        throw new InternalError("findRunnable: couldn't put Gs into empty local runq");
+      }
+    }
+    return gp;
+  }
+
+  /** Global queue length. Any thread; racy. */
+  int runqsize() {
+    return runqsize;
+  }
+
+  /** Snapshot of the global queue in order, for schedtrace detail. Takes sched.lock. */
+  List<Goroutine> globRunqSnapshot() {
+    List<Goroutine> out = new ArrayList<>();
+    lock.lock();
+    try {
+      for (Goroutine gp = runqHead; gp != null; gp = gp.schedlink) {
+        out.add(gp);
+      }
+    } finally {
+      lock.unlock();
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Stop-the-world and GOMAXPROCS
+
+  /** Go's GOMAXPROCS(n): returns the previous value; n < 1 only reads. Any thread. */
+  public int gomaxprocs(int n) {
+    int ret = gomaxprocs;
+    if (n < 1 || n == ret) {
+      return ret;
+    }
+    int[] prev = new int[1];
+    runOnSystemThread(() -> prev[0] = stopTheWorldAndResize(n));
+    return prev[0];
+  }
+
+  /**
+   * Runs {@code r} on a platform thread that is not an M: the caller itself if it is one, or a
+   * fresh {@code gmp-stw} thread that the calling G waits for (see 'Stop-the-world').
+   */
+  private static void runOnSystemThread(Runnable r) {
+    Thread ct = Thread.currentThread();
+    if (!ct.isVirtual() && !(ct instanceof Machine)) {
+      r.run();
+      return;
+    }
+    Throwable[] failure = new Throwable[1];
+    Thread t = Thread.ofPlatform().daemon().name("gmp-stw").unstarted(() -> {
+      try {
+        r.run();
+      } catch (Throwable e) {
+        failure[0] = e;
+      }
+    });
+    t.start();
+    boolean interrupted = false;
+    for (; ; ) {
+      try {
+        t.join();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true; // the world must restart whatever the caller wants
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    if (failure[0] instanceof RuntimeException re) {
+      throw re;
+    } else if (failure[0] instanceof Error err) {
+      throw err;
+    }
+  }
+
+  private int stopTheWorldAndResize(int n) {
+    worldsema.acquireUninterruptibly();
+    try {
+      long t0 = System.nanoTime();
+      stopTheWorld();
+      long stopped = System.nanoTime();
+      stwStopping.record(stopped - t0);
+      int prev = gomaxprocs;
+      startTheWorld(n);
+      gomaxprocsChanges.increment();
+      stwTotal.record(System.nanoTime() - t0);
+      return prev;
+    } finally {
+      worldsema.release();
+    }
+  }
+
+  /**
+   * Go's stopTheWorldWithSema: on return every P is stopped (GCSTOP) and no G runs. Called only
+   * on a system thread, holding worldsema.
+   */
+  private void stopTheWorld() {
+    boolean wait;
+    lock.lock();
+    try {
+      gcwaiting = true;
+      stopwait = gomaxprocs;
+      for (Processor pp; (pp = pidleget()) != null; ) {
+        pp.status = Processor.GCSTOP;
+        stopwait--;
+      }
+      wait = stopwait > 0;
+    } finally {
+      lock.unlock();
+    }
+    // An M spinning in stealWork sees gcwaiting at its next victim; a running G gives its P up
+    // when it next blocks or yields.
+    if (wait) {
+      stopnote.acquireUninterruptibly();
+    }
+    lock.lock();
+    try {
+      if (stopwait != 0) {
+        throw new InternalError("stopTheWorld: not stopped (stopwait=" + stopwait + ")");
+      }
+      for (Processor pp : allp) {
+        if (pp.status != Processor.GCSTOP) {
+          throw new InternalError("stopTheWorld: not stopped: " + pp);
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Go's startTheWorldWithSema with newprocs. Called only on a stopped world. */
+  private void startTheWorld(int newprocs) {
+    List<Processor> runnable;
+    lock.lock();
+    try {
+      runnable = procresize(newprocs);
+      gcwaiting = false;
+    } finally {
+      lock.unlock();
+    }
+    for (Processor pp : runnable) {
+      startM(pp, false);
+    }
+    wakeP(); // Go: wakep in case there are more idle Ps than work
+  }
+
+  /**
+   * Go's procresize: makes {@code nprocs} Ps. Removed Ps hand their Gs to the global head in
+   * order; Ps with work are returned (to be started), the rest go idle. Requires sched.lock and
+   * a stopped world (or a scheduler with no Ms yet).
+   */
+  private List<Processor> procresize(int nprocs) {
+    Processor[] old = allp == null ? new Processor[0] : allp;
+    Processor[] next = new Processor[nprocs];
+    for (int i = 0; i < nprocs; i++) {
+      next[i] = i < old.length ? old[i] : new Processor(this, i);
+    }
+    for (int i = old.length - 1; i >= nprocs; i--) {
+      old[i].runqDrainToGlobalHead(); // Go's p.destroy
+      old[i].status = Processor.DEAD;
+    }
+    allp = next;
+    stealOrder = new RandomOrder(nprocs);
+    gomaxprocs = nprocs;
+    pidle = null;
+    npidle = 0;
+    List<Processor> runnable = new ArrayList<>();
+    for (int i = nprocs - 1; i >= 0; i--) {
+      Processor pp = next[i];
+      pp.m = null;
+      if (pp.runqEmpty()) {
+        pidleput(pp);
+      } else {
+        pp.status = Processor.IDLE;
+        runnable.add(pp);
+      }
+    }
+    return runnable;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Misc
+
+  /** Busy-waits for about {@code nanos}; for Go's usleep(3) in runqgrab only. */
+  static void spinFor(long nanos) {
+    long end = System.nanoTime() + nanos;
+    while (System.nanoTime() - end < 0) {
+      Thread.onSpinWait();
+    }
+  }
+
+  /** Go's gcount(false): live Gs. Any thread. */
+  public int numGoroutine() {
+    return allgs.size();
+  }
+
+  /** Go's schedtrace line, and with {@code detailed} its P, M and G lines. Any thread. */
+  public String schedtrace(boolean detailed) {
+    return SchedTrace.format(this, detailed);
+  }
+
+  /** Go's {@code /sched/*} metrics by name. Any thread; takes no scheduler lock. */
+  public java.util.Map<String, Object> readMetrics() {
+    return SchedMetrics.read(this);
+  }
+
+  /** Go's GOMAXPROCS(0). Any thread. */
+  public int gomaxprocs() {
+    return gomaxprocs;
+  }
+
+  @Override
+  public String toString() {
+    return SchedTrace.format(this, false).trim();
+  }
+}
