@@ -62,13 +62,54 @@ public final class Demo {
     System.out.print("  after 300 go statements at one P: " + trace[0]);
     Gmp.gomaxprocs(prev);
 
-    // 4. Ping-pong through a SynchronousQueue: runnext keeps both Gs on one P.
-    System.out.printf("  ping-pong round trip: gmp4j %.0f ns, JDK default scheduler %.0f ns%n",
-        pingPong(true), pingPong(false));
+    // 4. Ping-pong: runnext keeps both Gs on one P. Through park/unpark, the scheduler's own
+    // cost; through a SynchronousQueue, which spins 128 onSpinWait()s before it parks unless
+    // the carrier is a ForkJoinPool worker with queued work (JDK 25 LinkedTransferQueue).
+    System.out.printf("  ping-pong round trip, park/unpark: gmp4j %.0f ns, JDK default %.0f ns%n",
+        parkPingPong(true), parkPingPong(false));
+    System.out.printf("  ping-pong round trip, SynchronousQueue: gmp4j %.0f ns, JDK default %.0f"
+        + " ns%n", pingPong(true), pingPong(false));
 
     System.out.print(Gmp.schedtrace(false));
     Map<String, Object> m = Gmp.readMetrics();
     m.forEach((k, v) -> System.out.println("  " + k + " = " + v));
+  }
+
+  private static double parkPingPong(boolean gmp) throws InterruptedException {
+    int rounds = 200_000;
+    Thread.Builder b = gmp ? Gmp.ofVirtual() : Thread.ofVirtual();
+    double best = Double.MAX_VALUE;
+    for (int trial = 0; trial < 5; trial++) {
+      java.util.concurrent.atomic.AtomicInteger turn = new java.util.concurrent.atomic.AtomicInteger();
+      Thread[] t = new Thread[2];
+      long[] ns = new long[1];
+      t[0] = b.unstarted(() -> {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < rounds; i++) {
+          turn.set(1);
+          java.util.concurrent.locks.LockSupport.unpark(t[1]);
+          while (turn.get() != 0) {
+            java.util.concurrent.locks.LockSupport.park();
+          }
+        }
+        ns[0] = System.nanoTime() - t0;
+      });
+      t[1] = b.unstarted(() -> {
+        for (int i = 0; i < rounds; i++) {
+          while (turn.get() != 1) {
+            java.util.concurrent.locks.LockSupport.park();
+          }
+          turn.set(0);
+          java.util.concurrent.locks.LockSupport.unpark(t[0]);
+        }
+      });
+      t[1].start();
+      t[0].start();
+      t[0].join();
+      t[1].join();
+      best = Math.min(best, (double) ns[0] / rounds);
+    }
+    return best;
   }
 
   private static double pingPong(boolean gmp) throws InterruptedException {
