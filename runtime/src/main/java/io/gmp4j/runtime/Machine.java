@@ -234,10 +234,10 @@ final class Machine extends Thread {
         // non-spinning must perform these rechecks; all of them do, as in Go.
         if (sched.runqsize() > 0) {
           sched.lock.lock();
-          Processor p2;
+          Processor p2 = null;
           try {
-            p2 = sched.pidlegetSpinning();
-            if (p2 != null) {
+            // Re-check under the lock: another M may have emptied the queue since the racy look.
+            if (sched.runqsize() > 0 && (p2 = sched.pidlegetSpinning()) != null) {
               gp = sched.globRunqGetBatch(p2, Processor.RUNQ_SIZE / 2);
               if (gp == null) {
                 throw new InternalError("findRunnable: global runq empty with non-zero runqsize");
