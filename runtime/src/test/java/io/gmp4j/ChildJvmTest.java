@@ -1,0 +1,301 @@
+package io.gmp4j;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Scenarios that need a fresh JVM: start-up configuration and its error messages, the missing
+ * {@code --add-opens}, JVM exit with parked goroutines, Go's fresh-process NumGoroutine, and the
+ * JDK's thread dump. Each child runs the JDK 25 {@code java} of this test JVM with the test
+ * classpath; its main class is a nested class below. Child output goes to files (no pipe to
+ * drain, so no pipe deadlock), and every child is destroyed in a finally block.
+ */
+@ExtendWith(SchedTraceOnFailure.class)
+class ChildJvmTest {
+  private static final String ADD_OPENS = "--add-opens=java.base/java.lang=ALL-UNNAMED";
+
+  @TempDir Path tmp;
+
+  /** A finished child: exit status and output. */
+  record Result(int exit, String out, String err) {
+    @Override
+    public String toString() {
+      return "exit " + exit + "\n--- stdout:\n" + out + "--- stderr:\n" + err;
+    }
+  }
+
+  private static Path jdkBin(String tool) {
+    return Path.of(System.getProperty("java.home"), "bin", tool);
+  }
+
+  private ProcessBuilder child(List<String> jvmArgs, Map<String, String> env, Class<?> main,
+      String tag) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(jdkBin("java").toString());
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    if (GmpTesting.RANDOMIZED) {
+      cmd.add("-Dgmp.randomizeScheduler=true");
+    }
+    cmd.addAll(jvmArgs);
+    cmd.add(main.getName());
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    pb.environment().remove("GOMAXPROCS");
+    pb.environment().remove("JAVA_TOOL_OPTIONS");
+    pb.environment().remove("JDK_JAVA_OPTIONS");
+    pb.environment().putAll(env);
+    pb.redirectOutput(tmp.resolve(tag + ".out").toFile());
+    pb.redirectError(tmp.resolve(tag + ".err").toFile());
+    return pb;
+  }
+
+  private Result run(List<String> jvmArgs, Map<String, String> env, Class<?> main, String tag,
+      long seconds) throws Exception {
+    ProcessBuilder pb = child(jvmArgs, env, main, tag);
+    pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    Process p = pb.start();
+    try {
+      if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
+        throw new AssertionError(tag + ": child JVM did not exit within " + seconds + " s\n"
+            + output(tag));
+      }
+      return new Result(p.exitValue(), read(tag + ".out"), read(tag + ".err"));
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+
+  private String read(String file) throws IOException {
+    Path f = tmp.resolve(file);
+    return Files.exists(f) ? Files.readString(f) : "";
+  }
+
+  private String output(String tag) throws IOException {
+    return "--- stdout:\n" + read(tag + ".out") + "--- stderr:\n" + read(tag + ".err");
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // --add-opens
+
+  /** Prints the class and message of what the first Gmp.go throws. */
+  public static final class FirstCall {
+    public static void main(String[] args) throws Exception {
+      try {
+        Thread t = Gmp.go(() -> System.out.println("ran in a G"));
+        t.join();
+        System.out.println("GOMAXPROCS=" + Gmp.gomaxprocs());
+      } catch (Throwable e) {
+        System.out.println("THREW " + e.getClass().getName() + ": " + e.getMessage());
+      }
+    }
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void withoutAddOpensFirstCallNamesTheFlag() throws Exception {
+    Result r = run(List.of(), Map.of(), FirstCall.class, "noopens", 30);
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(r.out().contains("THREW java.lang.IllegalStateException: "), r.toString());
+    assertTrue(r.out().contains("--add-opens java.base/java.lang=ALL-UNNAMED"), r.toString());
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // GOMAXPROCS and -Dgmp.gomaxprocs
+
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void badGomaxprocsEnvFailsNamingIt() throws Exception {
+    Result r = run(List.of(ADD_OPENS), Map.of("GOMAXPROCS", "abc"), FirstCall.class,
+        "envabc", 30);
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(r.out().startsWith("THREW "), r.toString());
+    assertTrue(r.out().contains("GOMAXPROCS") && r.out().contains("abc"), r.toString());
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void badGomaxprocsPropertyFailsNamingIt() throws Exception {
+    Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=0"), Map.of(), FirstCall.class,
+        "prop0", 30);
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(r.out().startsWith("THREW "), r.toString());
+    assertTrue(r.out().contains("-Dgmp.gomaxprocs") && r.out().contains("\"0\""),
+        r.toString());
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void gomaxprocsEnvSetsProcs() throws Exception {
+    Result r = run(List.of(ADD_OPENS), Map.of("GOMAXPROCS", "3"), FirstCall.class, "env3", 30);
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(r.out().contains("ran in a G\nGOMAXPROCS=3\n"), r.toString());
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void gomaxprocsPropertyWinsOverEnv() throws Exception {
+    Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=5"), Map.of("GOMAXPROCS", "3"),
+        FirstCall.class, "prop5", 30);
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(r.out().contains("ran in a G\nGOMAXPROCS=5\n"), r.toString());
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Exit with parked goroutines: Ms are daemon threads, as Go's program ends when main returns.
+
+  /** Leaves Gs parked forever, sleeping, and runnable-then-parked, and returns from main. */
+  public static final class ParkedForever {
+    public static void main(String[] args) throws Exception {
+      CountDownLatch started = new CountDownLatch(3);
+      Gmp.go(() -> {
+        started.countDown();
+        for (; ; ) {
+          LockSupport.park();
+        }
+      });
+      Gmp.go(() -> {
+        started.countDown();
+        try {
+          Thread.sleep(Long.MAX_VALUE);
+        } catch (InterruptedException e) {
+          // exit
+        }
+      });
+      Gmp.go(() -> {
+        started.countDown();
+        try {
+          new CountDownLatch(1).await();
+        } catch (InterruptedException e) {
+          // exit
+        }
+      });
+      started.await();
+      Gmp.gomaxprocs(Gmp.gomaxprocs() + 1); // leaves a gmp-stw thread's work behind too
+      System.out.println("main returns with " + Gmp.numGoroutine() + " goroutines");
+    }
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void jvmExitsWhenMainReturnsWithParkedGs() throws Exception {
+    long t0 = System.nanoTime();
+    Result r = run(List.of(ADD_OPENS), Map.of(), ParkedForever.class, "exit", 20);
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(r.out().contains("main returns with 3 goroutines"), r.toString());
+    System.out.println("ChildJvmTest: JVM with 3 parked Gs exited in " + ms + " ms");
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Go: TestNumGoroutine (proc_test.go), first half: testprog NumGoroutine prints
+  // runtime.NumGoroutine() in a fresh process and wants "1\n". In a fresh JVM the G asking is
+  // the only one.
+
+  /** Prints NumGoroutine as seen from the only G. */
+  public static final class NumGoroutine {
+    public static void main(String[] args) throws Exception {
+      int[] n = new int[1];
+      Thread t = Gmp.go(() -> n[0] = Gmp.numGoroutine());
+      t.join();
+      System.out.println(n[0]);
+    }
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void testNumGoroutineFreshJvm() throws Exception {
+    Result r = run(List.of(ADD_OPENS), Map.of(), NumGoroutine.class, "numg", 30);
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("1\n", r.out(), r.toString());
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The JDK's thread dump sees goroutines: jcmd Thread.dump_to_file -format=json.
+
+  /** Parks 50 named Gs, says READY, and exits when stdin closes. */
+  public static final class FiftyParked {
+    public static void main(String[] args) throws Exception {
+      CountDownLatch parked = new CountDownLatch(50);
+      CountDownLatch never = new CountDownLatch(1);
+      for (int i = 0; i < 50; i++) {
+        Gmp.ofVirtual().name("gmp-dump-", i).start(() -> {
+          parked.countDown();
+          try {
+            never.await();
+          } catch (InterruptedException e) {
+            // exit
+          }
+        });
+      }
+      parked.await();
+      System.out.println("PID " + ProcessHandle.current().pid() + " READY");
+      System.out.flush();
+      while (System.in.read() != -1) {
+        // wait for the parent to close stdin
+      }
+    }
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void jcmdThreadDumpShowsParkedGs() throws Exception {
+    ProcessBuilder pb = child(List.of(ADD_OPENS), Map.of(), FiftyParked.class, "dump");
+    Process p = pb.start();
+    try {
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (!read("dump.out").contains("READY")) {
+        if (!p.isAlive() || System.nanoTime() - deadline > 0) {
+          throw new AssertionError("child not READY\n" + output("dump"));
+        }
+        Thread.sleep(10);
+      }
+      Matcher pid = Pattern.compile("PID (\\d+) READY").matcher(read("dump.out"));
+      assertTrue(pid.find(), output("dump"));
+      assertEquals(p.pid(), Long.parseLong(pid.group(1)));
+      Path json = tmp.resolve("threads.json");
+      Process jcmd = new ProcessBuilder(jdkBin("jcmd").toString(), pid.group(1),
+          "Thread.dump_to_file", "-format=json", json.toString())
+          .redirectErrorStream(true)
+          .redirectOutput(tmp.resolve("jcmd.out").toFile())
+          .start();
+      try {
+        assertTrue(jcmd.waitFor(30, TimeUnit.SECONDS), "jcmd hung\n" + read("jcmd.out"));
+        assertEquals(0, jcmd.exitValue(), read("jcmd.out"));
+      } finally {
+        jcmd.destroyForcibly();
+      }
+      String dump = Files.readString(json);
+      long virtual = Pattern.compile("\"virtual\"\\s*:\\s*true").matcher(dump).results().count();
+      long named = Pattern.compile("\"name\"\\s*:\\s*\"gmp-dump-\\d+\"").matcher(dump).results()
+          .count();
+      System.out.println("ChildJvmTest: jcmd thread dump shows " + virtual
+          + " virtual threads, " + named + " of them the parked Gs");
+      assertTrue(virtual >= 50, "only " + virtual + " virtual threads in the dump:\n" + dump);
+      assertEquals(50, named, "parked Gs in the dump:\n" + dump);
+      assertTrue(dump.contains("ChildJvmTest$FiftyParked"), "no G stack frames in the dump");
+
+      p.getOutputStream().close(); // the child exits when stdin closes
+      assertTrue(p.waitFor(20, TimeUnit.SECONDS), "child did not exit\n" + output("dump"));
+      assertEquals(0, p.exitValue(), output("dump"));
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+}
