@@ -1,40 +1,201 @@
 package io.gmp4j.runtime;
 
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
 /**
- * Start-up settings of the runtime, read once when the scheduler is created.
+ * gmp4j's settings: their names, their validation, and where they are read from.
  *
- * <p>GOMAXPROCS: {@code -Dgmp.gomaxprocs} wins over the {@code GOMAXPROCS} environment variable,
- * which wins over {@link Runtime#availableProcessors()} (which already follows the container's
- * CPU limit). Go silently ignores a bad {@code GOMAXPROCS}; a JVM service would rather be told,
- * so a value that is not a positive integer fails the first call with a message naming it.
+ * <p>Every setting has one key, used the same way everywhere: as an agent argument
+ * ({@code -javaagent:gmp4j-agent.jar=timeslice=5ms,schedtrace=1000}), as a system property
+ * ({@code -Dgmp.timeslice=5ms}), and for the debugging keys inside the {@code GMPDEBUG}
+ * environment variable, in GODEBUG syntax ({@code GMPDEBUG=schedtrace=1000,scheddetail=1}).
+ * {@code GOMAXPROCS} is read from the environment as in Go. Precedence, highest first: agent
+ * argument (the agent writes it into the system property), {@code -Dgmp.key}, {@code GMPDEBUG} or
+ * {@code GOMAXPROCS}, the default.
+ *
+ * <p>Go ignores a malformed GODEBUG or GOMAXPROCS. A JVM service would rather be told, so a bad
+ * value or an unknown key is an {@link IllegalArgumentException} whose message is the whole
+ * one-line error: it names the setting, the bad value, and what is valid.
  */
-final class Config {
+public final class Config {
   private Config() {}
 
+  /** Key → what a valid value looks like; the order is the order users see in messages. */
+  private static final Map<String, String> KEYS = new LinkedHashMap<>();
+
+  static {
+    KEYS.put("gomaxprocs", "a positive integer");
+    KEYS.put("schedtrace", "a period in milliseconds, 0 for off");
+    KEYS.put("scheddetail", "0 or 1");
+    KEYS.put("timeslice", "a duration such as 10ms, 500us or 1s (at least 100us)");
+    KEYS.put("asyncpreemptoff", "0 or 1");
+    KEYS.put("preempt.include", "class-name globs separated by ; or |, e.g. com.acme.*");
+    KEYS.put("preempt.exclude", "class-name globs separated by ; or |, e.g. com.acme.gen.*");
+    KEYS.put("preempt.prologue", "0 or 1");
+  }
+
+  /** Keys that GMPDEBUG may set, as GODEBUG sets Go's. */
+  private static final List<String> GMPDEBUG_KEYS =
+      List.of("schedtrace", "scheddetail", "asyncpreemptoff");
+
+  /** Every option key. */
+  public static List<String> keys() {
+    return List.copyOf(KEYS.keySet());
+  }
+
+  /**
+   * Validates one setting; returns its normalised value. Throws {@link IllegalArgumentException}
+   * with the complete message for an unknown key or a bad value.
+   */
+  public static String check(String key, String value) {
+    String want = KEYS.get(key);
+    if (want == null) {
+      throw new IllegalArgumentException("gmp4j: unknown option \"" + key + "\"; valid options: "
+          + String.join(", ", KEYS.keySet()));
+    }
+    String v = value == null ? "" : value.trim();
+    try {
+      switch (key) {
+        case "gomaxprocs" -> {
+          if (Integer.parseInt(v) < 1) {
+            throw new NumberFormatException();
+          }
+        }
+        case "schedtrace" -> {
+          if (Integer.parseInt(v) < 0) {
+            throw new NumberFormatException();
+          }
+        }
+        case "scheddetail", "asyncpreemptoff", "preempt.prologue" -> {
+          if (!v.equals("0") && !v.equals("1")) {
+            throw new NumberFormatException();
+          }
+        }
+        case "timeslice" -> {
+          return parseDuration(v) + "ns";
+        }
+        default -> {
+          if (v.isEmpty()) {
+            throw new NumberFormatException();
+          }
+        }
+      }
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("gmp4j: bad value \"" + value + "\" for option " + key
+          + ": want " + want);
+    }
+    return v;
+  }
+
+  /** Nanoseconds of a duration like 10ms, 500us, 1s, 2000000ns; at least 100us. */
+  private static long parseDuration(String v) {
+    String s = v.toLowerCase(Locale.ROOT);
+    long unit;
+    String num;
+    if (s.endsWith("ns")) {
+      unit = 1;
+      num = s.substring(0, s.length() - 2);
+    } else if (s.endsWith("us") || s.endsWith("µs")) {
+      unit = 1_000;
+      num = s.substring(0, s.length() - 2);
+    } else if (s.endsWith("ms")) {
+      unit = 1_000_000;
+      num = s.substring(0, s.length() - 2);
+    } else if (s.endsWith("s")) {
+      unit = 1_000_000_000;
+      num = s.substring(0, s.length() - 1);
+    } else {
+      throw new NumberFormatException();
+    }
+    long n = Long.parseLong(num.trim()) * unit;
+    if (n < 100_000 || n > 3_600_000_000_000L) {
+      throw new NumberFormatException();
+    }
+    return n;
+  }
+
+  /**
+   * The effective value of {@code key}, validated, or null when unset. Reads {@code -Dgmp.key},
+   * then GMPDEBUG or GOMAXPROCS.
+   */
+  static String get(String key) {
+    String prop = System.getProperty("gmp." + key);
+    if (prop != null) {
+      return check(key, prop);
+    }
+    if (key.equals("gomaxprocs")) {
+      String env = System.getenv("GOMAXPROCS");
+      if (env != null && !env.isEmpty()) {
+        try {
+          return check(key, env);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("gmp4j: bad GOMAXPROCS value \"" + env
+              + "\": want a positive integer, e.g. GOMAXPROCS="
+              + Runtime.getRuntime().availableProcessors());
+        }
+      }
+    }
+    return gmpdebug().get(key);
+  }
+
+  /** GMPDEBUG, parsed and validated. */
+  static Map<String, String> gmpdebug() {
+    Map<String, String> out = new LinkedHashMap<>();
+    String env = System.getenv("GMPDEBUG");
+    if (env == null || env.isBlank()) {
+      return out;
+    }
+    for (String item : env.split(",")) {
+      if (item.isBlank()) {
+        continue;
+      }
+      int eq = item.indexOf('=');
+      String k = eq < 0 ? item.trim() : item.substring(0, eq).trim();
+      if (eq < 0 || !GMPDEBUG_KEYS.contains(k)) {
+        throw new IllegalArgumentException("gmp4j: bad GMPDEBUG item \"" + item + "\": want "
+            + "key=value with key one of " + String.join(", ", GMPDEBUG_KEYS));
+      }
+      out.put(k, check(k, item.substring(eq + 1)));
+    }
+    return out;
+  }
+
+  /** The number of Ps at start-up; see the class overview. */
   static int gomaxprocs() {
     String prop = System.getProperty("gmp.gomaxprocs");
     if (prop != null) {
-      return parsePositive("-Dgmp.gomaxprocs", prop);
+      try {
+        return Integer.parseInt(check("gomaxprocs", prop));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("gmp4j: bad -Dgmp.gomaxprocs value \"" + prop
+            + "\": want a positive integer, e.g. -Dgmp.gomaxprocs="
+            + Runtime.getRuntime().availableProcessors());
+      }
     }
-    String env = System.getenv("GOMAXPROCS");
-    if (env != null && !env.isEmpty()) {
-      return parsePositive("GOMAXPROCS", env);
-    }
-    return Runtime.getRuntime().availableProcessors();
+    String v = get("gomaxprocs");
+    return v == null ? Runtime.getRuntime().availableProcessors() : Integer.parseInt(v);
   }
 
-  static int parsePositive(String name, String value) {
-    int n;
-    try {
-      n = Integer.parseInt(value.trim());
-    } catch (NumberFormatException e) {
-      n = 0;
-    }
-    if (n < 1) {
-      throw new IllegalArgumentException(
-          "gmp4j: bad " + name + " value \"" + value + "\": want a positive integer, e.g. "
-              + name + "=" + Runtime.getRuntime().availableProcessors());
-    }
-    return n;
+  /** Whether the user fixed GOMAXPROCS (then sysmon does not follow the CPU limit). */
+  static boolean customGomaxprocs() {
+    return get("gomaxprocs") != null;
+  }
+
+  /** Go's forcePreemptNS: the time slice, 10ms by default. */
+  static long timesliceNanos() {
+    String v = get("timeslice");
+    return v == null ? 10_000_000L : Long.parseLong(v.substring(0, v.length() - 2));
+  }
+
+  static int schedtraceMillis() {
+    String v = get("schedtrace");
+    return v == null ? 0 : Integer.parseInt(v);
+  }
+
+  static boolean scheddetail() {
+    return "1".equals(get("scheddetail"));
   }
 }

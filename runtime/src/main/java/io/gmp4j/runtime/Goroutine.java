@@ -56,10 +56,12 @@ final class Goroutine implements Executor {
   static final int DEAD = 6;
 
   private static final VarHandle STATE;
+  private static final VarHandle PREEMPT;
 
   static {
     try {
       STATE = MethodHandles.lookup().findVarHandle(Goroutine.class, "state", long.class);
+      PREEMPT = MethodHandles.lookup().findVarHandle(Goroutine.class, "preempt", boolean.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -91,6 +93,14 @@ final class Goroutine implements Executor {
    * by the G's own code while it runs (the same carrier, so it is exact) and by observers (racy).
    */
   volatile Machine m;
+
+  /**
+   * Go's gp.preempt: sysmon asks this G to yield at its next poll. Set by sysmon (CAS
+   * false→true, which also counts the request in {@link Preempt}); cleared by CAS by whoever
+   * consumes or cancels it: the G's poll, its M after the run, or sysmon when it raced a
+   * reschedule. See 'Preemption' in {@link Preempt}.
+   */
+  private volatile boolean preempt;
 
   /** Why the G waits; Go's waitReason string. Written by its M after a run; racy for readers. */
   volatile String waitReason = "";
@@ -158,6 +168,20 @@ final class Goroutine implements Executor {
    */
   boolean casFromRunning(long ran, int to) {
     return STATE.compareAndSet(this, ran, (ran & ~0xffL) | to); // fails if readied meanwhile
+  }
+
+  boolean preemptRequested() {
+    return preempt; // volatile read; pairs with trySetPreempt
+  }
+
+  /** false→true; true if this call made the request. Any thread (sysmon). */
+  boolean trySetPreempt() {
+    return PREEMPT.compareAndSet(this, false, true);
+  }
+
+  /** true→false; true if this call consumed or cancelled the request. Any thread. */
+  boolean tryClearPreempt() {
+    return preempt && PREEMPT.compareAndSet(this, true, false);
   }
 
   /** Marks a G dead whatever it was doing; only for a G whose thread has terminated. */

@@ -125,6 +125,7 @@ final class Machine extends Thread {
       t.printStackTrace();
     }
     curg = null;
+    Preempt.cancel(gp); // a request its G never polled must not outlive the run
     int js = VirtualThreads.state(gp.thread);
     if (js == VirtualThreads.TERMINATED) {
       sched.gdestroy(gp);

@@ -163,6 +163,17 @@ public final class Sched {
   /** GOMAXPROCS changes (gmp4j extra metric). */
   final LongAdder gomaxprocsChanges = new LongAdder();
 
+  /** Preemption requests made by sysmon, and those the G's poll honoured (extra metrics). */
+  final LongAdder preemptRequested = new LongAdder();
+
+  final LongAdder preemptHonoured = new LongAdder();
+
+  /** Go's sched.customGOMAXPROCS: the user chose GOMAXPROCS, so sysmon does not follow CPUs. */
+  volatile boolean customGomaxprocs;
+
+  /** sysmon, or null for a scheduler that has none (white-box tests). Set once at start. */
+  private Sysmon sysmon;
+
   Sched(int nprocs) {
     lock.lock();
     try {
@@ -181,7 +192,12 @@ public final class Sched {
   private static synchronized Sched init() {
     if (instance == null) {
       VirtualThreads.checkAvailable();
-      instance = new Sched(Config.gomaxprocs());
+      Sched s = new Sched(Config.gomaxprocs());
+      s.customGomaxprocs = Config.customGomaxprocs();
+      s.sysmon = new Sysmon(s, Config.timesliceNanos(), Config.schedtraceMillis(),
+          Config.scheddetail(), true);
+      s.sysmon.start();
+      instance = s;
     }
     return instance;
   }
@@ -295,6 +311,16 @@ public final class Sched {
     } else {
       nmp.wake(pp, spinning);
     }
+    Sysmon sm = sysmon;
+    if (sm != null) {
+      sm.wake(); // a P is about to run: sysmon must watch it (Go wakes it in exitsyscall)
+    }
+  }
+
+  /** Whether sysmon is in deep sleep; schedtrace's sysmonwait. */
+  boolean sysmonwait() {
+    Sysmon sm = sysmon;
+    return sm != null && sm.sleeping();
   }
 
   /** Go's mReserveID with checkmcount. Requires sched.lock. */
@@ -470,12 +496,25 @@ public final class Sched {
   // ------------------------------------------------------------------------------------------
   // Stop-the-world and GOMAXPROCS
 
-  /** Go's GOMAXPROCS(n): returns the previous value; n < 1 only reads. Any thread. */
+  /**
+   * Go's GOMAXPROCS(n): returns the previous value; n < 1 only reads. A change by the user also
+   * stops sysmon from following the CPU limit (Go's customGOMAXPROCS). Any thread.
+   */
   public int gomaxprocs(int n) {
     int ret = gomaxprocs;
-    if (n < 1 || n == ret) {
+    if (n < 1) {
       return ret;
     }
+    customGomaxprocs = true;
+    return n == ret ? ret : resize(n);
+  }
+
+  /** Go's updatemaxprocs: follows a changed CPU limit. Called only by sysmon. */
+  void updateMaxProcs(int n) {
+    resize(n);
+  }
+
+  private int resize(int n) {
     int[] prev = new int[1];
     runOnSystemThread(() -> prev[0] = stopTheWorldAndResize(n));
     return prev[0];
@@ -554,9 +593,14 @@ public final class Sched {
     } finally {
       lock.unlock();
     }
-    // An M spinning in stealWork sees gcwaiting at its next victim; a running G gives its P up
-    // when it next blocks or yields.
+    // An M spinning in stealWork sees gcwaiting at its next victim; a running G is asked to
+    // yield at its next poll (Go's preemptall), or gives its P up when it next blocks.
     if (wait) {
+      for (Processor pp : allp) {
+        if (pp.status == Processor.RUNNING) {
+          Preempt.preemptOne(pp);
+        }
+      }
       stopnote.acquireUninterruptibly();
     }
     lock.lock();

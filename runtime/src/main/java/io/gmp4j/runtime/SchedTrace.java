@@ -36,7 +36,7 @@ final class SchedTrace {
       if (detailed) {
         sb.append(" gcwaiting=").append(sched.gcwaiting)
             .append(" nmidlelocked=0 stopwait=").append(sched.stopwait)
-            .append(" sysmonwait=false\n");
+            .append(" sysmonwait=").append(sched.sysmonwait()).append('\n');
       }
       for (int i = 0; i < allp.length; i++) {
         Processor pp = allp[i];

@@ -1,0 +1,58 @@
+package io.gmp4j.runtime;
+
+import java.util.concurrent.Executor;
+
+/**
+ * What the agent's advice in JDK classes calls: one line of advice, one method here. Every
+ * method here is called from inside {@code java.base}, so none may throw.
+ */
+public final class Hooks {
+  private Hooks() {}
+
+  /**
+   * Advice on {@code java.lang.VirtualThread(Executor, String, int, Runnable)}: a thread built
+   * with no scheduler gets gmp4j's, where the JDK would have used its ForkJoinPool or the
+   * creating thread's scheduler. Any thread; on any failure the JDK's choice stands.
+   */
+  public static Executor scheduler(Executor requested) {
+    if (requested != null) {
+      return requested;
+    }
+    try {
+      return Sched.get().adopter;
+    } catch (Throwable t) {
+      return null;
+    }
+  }
+
+  /**
+   * Advice on {@code ForkJoinWorkerThread.hasKnownQueuedWork()}, which j.u.c's
+   * LinkedTransferQueue and SynchronousQueue ask before they spin: answers "do not spin" by Go's
+   * sync_runtime_canSpin rule when the caller is a G. Spinning is useless when no other P is
+   * running, or when this P has Gs waiting to run, since they cannot run while we spin. Called
+   * by the G itself; never throws.
+   */
+  public static boolean hasKnownQueuedWork(boolean jdkAnswer) {
+    if (jdkAnswer) {
+      return true;
+    }
+    try {
+      Thread t = Thread.currentThread();
+      if (t.isVirtual() && VirtualThreads.scheduler(t) instanceof Goroutine gp) {
+        Sched s = gp.sched;
+        Machine mp = gp.m;
+        Processor pp = mp == null ? null : mp.p;
+        return s.gomaxprocs <= s.npidle + s.nmspinning.get() + 1
+            || (pp != null && !pp.runqEmpty());
+      }
+    } catch (Throwable ignored) {
+      // fall through: the JDK's answer stands
+    }
+    return false;
+  }
+
+  /** Starts the scheduler and sysmon. Throws with gmp4j's message if it cannot run here. */
+  public static void start() {
+    Sched.get();
+  }
+}

@@ -1,0 +1,106 @@
+package io.gmp4j.runtime;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * Cooperative preemption: the target of the polls that the agent injects at loop back-edges
+ * (Go's loop-preemption check {@code goschedguarded}, and the prologue check of newstack).
+ *
+ * <h2>Implementation overview: 'Preemption'</h2>
+ *
+ * The JVM cannot interrupt a virtual thread ({@code Continuation.tryPreempt} is unimplemented in
+ * JDK 25), so a G that computes without blocking must be asked to yield, and must check.
+ *
+ * <ol>
+ *   <li>sysmon sees a P whose schedtick has not moved for a time slice (Go's forcePreemptNS,
+ *       10ms) and calls {@link #preemptOne}: the P's running G gets {@code preempt = true}, and
+ *       the global count of {@link #pending} requests goes up.
+ *   <li>Every poll reads {@code pending} (one opaque load: the JIT may not hoist it out of the
+ *       loop, and it costs what a plain load costs on x86) and branches on zero. Only while a
+ *       request is pending somewhere does any poll look further, at its own G.
+ *   <li>The G whose request it is clears it and calls {@code Thread.yield()}. The M sees the
+ *       thread YIELDED and puts the G on the global queue tail, as gopreempt_m does; the next G
+ *       starts a new schedtick.
+ *   <li>A pinned G's yield fails; it keeps running, and sysmon asks again at its next tick,
+ *       because the schedtick still has not moved.
+ *   <li>A request that its G never polled (it blocked first, or its code has no polls) is
+ *       cancelled by the M when the run ends, so {@code pending} does not stay up and slow every
+ *       other G's polls.
+ * </ol>
+ *
+ * Rejected: a flag per P or per M, read through the current carrier (the JDK keeps the carrier
+ * private, and finding it costs three dependent loads on every poll); a counter in the loop
+ * (measured: it still turns C2's SuperWord off, so it buys nothing over a load).
+ */
+public final class Preempt {
+  private static final VarHandle PENDING;
+
+  static {
+    try {
+      PENDING = MethodHandles.lookup().findStaticVarHandle(Preempt.class, "pending", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /**
+   * Requests not yet consumed or cancelled. Incremented by sysmon with each request, decremented
+   * by whoever clears one; read by every poll (opaque).
+   */
+  @SuppressWarnings("unused") // accessed through PENDING
+  private static volatile int pending;
+
+  private Preempt() {}
+
+  /** The injected poll: yields if sysmon asked this G to. Any thread; never throws. */
+  public static void poll() {
+    if ((int) PENDING.getOpaque() != 0) { // pairs with getAndAdd in preemptOne
+      slowPoll();
+    }
+  }
+
+  private static void slowPoll() {
+    Thread t = Thread.currentThread();
+    if (t.isVirtual()
+        && VirtualThreads.scheduler(t) instanceof Goroutine gp
+        && gp.tryClearPreempt()) {
+      PENDING.getAndAdd(-1);
+      gp.sched.preemptHonoured.increment();
+      Thread.yield(); // gopreempt_m: see 'Readying a G' in Sched
+    }
+  }
+
+  /**
+   * Go's preemptone: asks the G running on {@code pp} to yield. Returns false if there is no
+   * such G. Called by sysmon, and by stop-the-world (Go's preemptall).
+   */
+  static boolean preemptOne(Processor pp) {
+    Machine mp = pp.m;
+    Goroutine gp = mp == null ? null : mp.curg;
+    if (gp == null || gp.status() != Goroutine.RUNNING) {
+      return false;
+    }
+    if (gp.trySetPreempt()) {
+      PENDING.getAndAdd(1);
+      gp.sched.preemptRequested.increment();
+      // If the run ended while we asked, its M may already have cancelled nothing: cancel here.
+      if (mp.curg != gp) {
+        cancel(gp);
+      }
+    }
+    return true;
+  }
+
+  /** Cancels gp's request, if any. Called by its M after a run, and by sysmon. */
+  static void cancel(Goroutine gp) {
+    if (gp.tryClearPreempt()) {
+      PENDING.getAndAdd(-1);
+    }
+  }
+
+  /** Requests pending (schedtrace detail, tests). */
+  static int pending() {
+    return (int) PENDING.getVolatile();
+  }
+}

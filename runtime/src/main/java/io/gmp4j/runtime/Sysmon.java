@@ -1,0 +1,148 @@
+package io.gmp4j.runtime;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Go's sysmon (proc.go sysmon, retake): the platform thread {@code gmp-sysmon}, which runs with
+ * no P and watches the Ps.
+ *
+ * <h2>Implementation overview</h2>
+ *
+ * <ol>
+ *   <li>Sleep: 20us at first; after 50 cycles in a row that woke nobody, double the sleep each
+ *       cycle, up to 10ms. (On Linux a 20us park takes about 60us: the kernel's timer slack.
+ *       Go's usleep pays the same.)
+ *   <li>Deep sleep: while every P is idle or the world is stopped, and no schedtrace is due,
+ *       park until {@link #wake} (a P starts running) or at most a second (for step 4).
+ *   <li>retake: a running P whose schedtick has not moved for a time slice (Go's forcePreemptNS,
+ *       10ms unless {@code timeslice} says otherwise) gets its G asked to yield. A chain of Gs
+ *       run through runnext shares one schedtick, so it shares one slice too. The request is
+ *       repeated every cycle until the schedtick moves (a pinned G cannot yield at once).
+ *   <li>Once a second, unless the user fixed GOMAXPROCS, compare it with the CPU count the JVM
+ *       sees now ({@link Runtime#availableProcessors()} re-reads the container's CPU limit) and
+ *       resize on a change, as Go 1.25's updatemaxprocs does.
+ *   <li>Every {@code schedtrace} ms, print Go's schedtrace line (and detail) to stderr.
+ * </ol>
+ *
+ * The per-P last-seen ticks ({@code pdSchedtick}, {@code pdSchedwhen}: Go's {@code sysmontick})
+ * are confined to this thread.
+ */
+final class Sysmon extends Thread {
+  private final Sched sched;
+  private final long forcePreemptNs;
+  private final int schedtraceMs;
+  private final boolean scheddetail;
+  private final boolean followCpuLimit;
+
+  /** Go's sched.sysmonwait: true while in deep sleep. Set by sysmon; cleared by its waker. */
+  private volatile boolean sysmonwait;
+
+  private int[] pdSchedtick = new int[0];
+  private long[] pdSchedwhen = new long[0];
+
+  Sysmon(Sched sched, long forcePreemptNs, int schedtraceMs, boolean scheddetail,
+      boolean followCpuLimit) {
+    super("gmp-sysmon");
+    setDaemon(true);
+    this.sched = sched;
+    this.forcePreemptNs = forcePreemptNs;
+    this.schedtraceMs = schedtraceMs;
+    this.scheddetail = scheddetail;
+    this.followCpuLimit = followCpuLimit;
+  }
+
+  /** Whether sysmon is in deep sleep (schedtrace detail). Any thread; racy. */
+  boolean sleeping() {
+    return sysmonwait;
+  }
+
+  /** Ends a deep sleep. Any thread; cheap when sysmon is awake. */
+  void wake() {
+    if (sysmonwait) {
+      sysmonwait = false;
+      LockSupport.unpark(this);
+    }
+  }
+
+  @Override
+  public void run() {
+    int idle = 0; // how many cycles in succession we had not woken somebody
+    long delayUs = 0;
+    long lasttrace = 0;
+    long lastProcsCheck = System.nanoTime();
+    try {
+      for (; ; ) {
+        if (idle == 0) { // start with 20us sleep...
+          delayUs = 20;
+        } else if (idle > 50) { // start doubling the sleep after 1ms...
+          delayUs *= 2;
+        }
+        if (delayUs > 10_000) { // up to 10ms
+          delayUs = 10_000;
+        }
+        LockSupport.parkNanos(delayUs * 1000);
+        long now = System.nanoTime();
+        if (schedtraceMs <= 0 && (sched.gcwaiting || sched.npidle == sched.gomaxprocs)) {
+          sysmonwait = true;
+          // Re-check after publishing sysmonwait: a P that started meanwhile either sees it
+          // (and wakes us) or is seen here.
+          if (sched.gcwaiting || sched.npidle == sched.gomaxprocs) {
+            LockSupport.parkNanos(1_000_000_000L);
+          }
+          sysmonwait = false;
+          idle = 0;
+          delayUs = 20;
+          now = System.nanoTime();
+        }
+        if (followCpuLimit && now - lastProcsCheck >= 1_000_000_000L) {
+          lastProcsCheck = now;
+          int ncpu = Runtime.getRuntime().availableProcessors();
+          if (ncpu != sched.gomaxprocs && !sched.customGomaxprocs) {
+            sched.updateMaxProcs(ncpu);
+          }
+        }
+        if (retake(now) != 0) {
+          idle = 0;
+        } else {
+          idle++;
+        }
+        if (schedtraceMs > 0 && now - lasttrace >= schedtraceMs * 1_000_000L) {
+          lasttrace = now;
+          System.err.print(sched.schedtrace(scheddetail));
+        }
+      }
+    } catch (Throwable t) {
+      System.err.println("gmp4j: fatal error: sysmon died: " + t);
+      t.printStackTrace();
+    }
+  }
+
+  /**
+   * Go's retake, its preemption half: returns the number of Ps taken from syscalls (none yet:
+   * the syscall hand-off comes with blocking calls). Called only by sysmon.
+   */
+  private int retake(long now) {
+    Processor[] allp = sched.allp;
+    if (pdSchedtick.length != allp.length) {
+      pdSchedtick = new int[allp.length];
+      pdSchedwhen = new long[allp.length];
+    }
+    for (int i = 0; i < allp.length; i++) {
+      Processor pp = allp[i];
+      if (pp.status != Processor.RUNNING) {
+        continue;
+      }
+      // Preempt G if it's running on the same schedtick for too long. This could be from a
+      // single long-running goroutine or a sequence of goroutines run via runnext, which
+      // share a single schedtick time slice.
+      int t = pp.schedtick();
+      if (pdSchedtick[i] != t) {
+        pdSchedtick[i] = t;
+        pdSchedwhen[i] = now;
+      } else if (now - pdSchedwhen[i] >= forcePreemptNs) {
+        Preempt.preemptOne(pp);
+      }
+    }
+    return 0;
+  }
+}
