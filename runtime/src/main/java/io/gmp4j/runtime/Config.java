@@ -41,6 +41,11 @@ public final class Config {
   private static final List<String> GMPDEBUG_KEYS =
       List.of("schedtrace", "scheddetail", "asyncpreemptoff");
 
+  /** The keys that GMPDEBUG may set. */
+  public static List<String> gmpdebugKeys() {
+    return GMPDEBUG_KEYS;
+  }
+
   /** Every option key. */
   public static List<String> keys() {
     return List.copyOf(KEYS.keySet());

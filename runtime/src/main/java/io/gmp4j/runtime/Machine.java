@@ -113,8 +113,12 @@ final class Machine extends Thread {
     gp.waitReason = "";
     gp.m = this;
     curg = gp;
+    Processor pp = p;
     if (!inheritTime) {
-      p.incSchedtick();
+      pp.incSchedtick();
+      pp.preempt = false; // a new time slice (Go clears pp.preempt in schedule)
+    } else if (pp.preempt) {
+      Preempt.request(gp); // the slice ran out: the runnext chain that shares it must yield
     }
     try {
       gp.runContinuation.run();

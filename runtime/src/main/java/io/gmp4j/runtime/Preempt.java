@@ -14,8 +14,15 @@ import java.lang.invoke.VarHandle;
  *
  * <ol>
  *   <li>sysmon sees a P whose schedtick has not moved for a time slice (Go's forcePreemptNS,
- *       10ms) and calls {@link #preemptOne}: the P's running G gets {@code preempt = true}, and
- *       the global count of {@link #pending} requests goes up.
+ *       10ms) and calls {@link #preemptOne}: the P's slice is marked ran out ({@code
+ *       pp.preempt}), the P's running G gets {@code preempt = true}, and the global count of
+ *       {@link #pending} requests goes up.
+ *   <li>The slice belongs to the P, not the G: a chain of Gs that ready each other through
+ *       runnext shares one schedtick. On the JVM a G spends most of a short turn parking and
+ *       unparking (freezing and thawing its stack), so the G that sysmon caught has often
+ *       passed its last poll already. So while {@code pp.preempt} stays set, every G that the M
+ *       starts with an inherited slice is asked too, until one honours the request or a new
+ *       slice starts. (Go's async signal catches the chain's current G instead.)
  *   <li>Every poll reads {@code pending} (one opaque load: the JIT may not hoist it out of the
  *       loop, and it costs what a plain load costs on x86) and branches on zero. Only while a
  *       request is pending somewhere does any poll look further, at its own G.
@@ -66,7 +73,12 @@ public final class Preempt {
         && VirtualThreads.scheduler(t) instanceof Goroutine gp
         && gp.tryClearPreempt()) {
       PENDING.getAndAdd(-1);
-      gp.sched.preemptHonoured.increment();
+      Machine mp = gp.m;
+      Processor pp = mp == null ? null : mp.p;
+      if (pp != null) {
+        pp.preempt = false; // honoured: the next G starts a new slice
+      }
+      gp.sched.preemptHonored.increment();
       Thread.yield(); // gopreempt_m: see 'Readying a G' in Sched
     }
   }
@@ -81,15 +93,27 @@ public final class Preempt {
     if (gp == null || gp.status() != Goroutine.RUNNING) {
       return false;
     }
-    if (gp.trySetPreempt()) {
-      PENDING.getAndAdd(1);
-      gp.sched.preemptRequested.increment();
+    pp.preempt = true;
+    if (request(gp)) {
       // If the run ended while we asked, its M may already have cancelled nothing: cancel here.
       if (mp.curg != gp) {
         cancel(gp);
       }
     }
     return true;
+  }
+
+  /**
+   * Asks gp to yield at its next poll; false if it already was asked. Called by sysmon, and by
+   * an M that starts a G on a slice that has run out.
+   */
+  static boolean request(Goroutine gp) {
+    if (gp.trySetPreempt()) {
+      PENDING.getAndAdd(1); // pairs with the opaque read in poll
+      gp.sched.preemptRequested.increment();
+      return true;
+    }
+    return false;
   }
 
   /** Cancels gp's request, if any. Called by its M after a run, and by sysmon. */

@@ -85,6 +85,14 @@ final class Processor {
    */
   private int schedtick;
 
+  /**
+   * Go's pp.preempt: the time slice that this P's current schedtick counts has run out. Set by
+   * sysmon; cleared by the owner when a new slice starts or when a G honours the request. While
+   * set, every G that inherits the slice through runnext inherits the request too (see
+   * 'Preemption' in {@link Preempt}).
+   */
+  volatile boolean preempt;
+
   /** Go's syscalltick; incremented by the owner (later: on each syscall). Racy reads. */
   volatile int syscalltick;
 

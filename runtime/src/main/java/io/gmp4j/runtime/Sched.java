@@ -166,7 +166,7 @@ public final class Sched {
   /** Preemption requests made by sysmon, and those the G's poll honoured (extra metrics). */
   final LongAdder preemptRequested = new LongAdder();
 
-  final LongAdder preemptHonoured = new LongAdder();
+  final LongAdder preemptHonored = new LongAdder();
 
   /** Go's sched.customGOMAXPROCS: the user chose GOMAXPROCS, so sysmon does not follow CPUs. */
   volatile boolean customGomaxprocs;

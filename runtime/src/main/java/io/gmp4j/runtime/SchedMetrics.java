@@ -57,6 +57,10 @@ final class SchedMetrics {
         new Float64Histogram(bounds, s.stwStopping.counts()));
     m.put("/sched/pauses/total/other:seconds", new Float64Histogram(bounds, s.stwTotal.counts()));
     m.put("/sched/threads/total:threads", (long) s.mcount());
+    // gmp4j extras, in Go's naming style.
+    m.put("/sched/preemptions/requested:preemptions", s.preemptRequested.sum());
+    m.put("/sched/preemptions/honored:preemptions", s.preemptHonored.sum());
+    m.put("/sched/gomaxprocs/changes:changes", s.gomaxprocsChanges.sum());
     return Collections.unmodifiableMap(m);
   }
 }

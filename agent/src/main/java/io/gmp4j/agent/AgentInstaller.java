@@ -1,0 +1,282 @@
+package io.gmp4j.agent;
+
+import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.none;
+
+import java.lang.instrument.Instrumentation;
+import java.lang.reflect.InvocationTargetException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.jar.JarFile;
+import net.bytebuddy.ByteBuddy;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.dynamic.scaffold.MethodGraph;
+import net.bytebuddy.dynamic.scaffold.TypeValidation;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.dynamic.ClassFileLocator;
+import net.bytebuddy.pool.TypePool;
+
+/**
+ * Installs gmp4j into a running JVM: the runtime on the boot class path, the scheduler started,
+ * the JDK advised, loop polls injected into application classes.
+ *
+ * <h2>Implementation overview</h2>
+ *
+ * <h3>Class loaders</h3>
+ *
+ * Two jars, two loaders (DESIGN.md section 1, agent-notes section 0.1):
+ *
+ * <ul>
+ *   <li>gmp4j-agent.jar is on the system class path, as every {@code -javaagent} jar is. It holds
+ *       the agent's classes and Byte Buddy relocated to {@code io.gmp4j.agent.shaded.bytebuddy},
+ *       so an application with its own Byte Buddy never meets ours.
+ *   <li>gmp4j-runtime.jar, embedded in the agent jar as a resource, is appended to the boot class
+ *       path, because advice woven into {@code java.lang.VirtualThread} must link to it. Its
+ *       classes live in the boot loader's unnamed module, and since the system loader delegates
+ *       to the boot loader first, they are the only copy the agent and the app see.
+ * </ul>
+ *
+ * Agent classes reach runtime classes only by reflection on a {@code Class} found through the
+ * boot loader, or from inlined advice, which the agent never loads (Byte Buddy reads it by name
+ * as bytes). No agent class that links to {@code io.gmp4j.runtime} can be loaded before step 4.
+ *
+ * <h3>Installation</h3>
+ *
+ * Each step either succeeds or prints one line starting with {@code gmp4j: } that ends in
+ * "gmp4j is not installed, the app runs on the JDK's default scheduler", and stops. Nothing is
+ * thrown into the application.
+ *
+ * <ol>
+ *   <li>Extract gmp4j-runtime.jar to a temporary file ({@link RuntimeJar}).
+ *   <li>Validate every setting ({@link AgentOptions}) against {@code io.gmp4j.runtime.Config},
+ *       loaded from that file in a throw-away class loader, so that a bad setting leaves the
+ *       JVM exactly as it was: not even the boot class path changes.
+ *   <li>Write the agent arguments into {@code gmp.<key>} system properties (precedence rule 1).
+ *   <li>Append the runtime jar to the boot class path (once per JVM).
+ *   <li>Open {@code java.base/java.lang} to the boot loader's unnamed module with {@code
+ *       redefineModule}: the runtime reads VirtualThread's private fields and builds threads with
+ *       the package-private {@code ThreadBuilders.VirtualThreadBuilder(Executor)}.
+ *   <li>Check the JDK's shapes that the advice pins (VirtualThread's constructor).
+ *   <li>Preload the classes whose first load inside a transformation throws
+ *       ClassCircularityError (agent-notes section 7.1), then start the scheduler ({@code
+ *       Hooks.start()}).
+ *   <li>Advise {@code VirtualThread.<init>} and {@code ForkJoinWorkerThread.hasKnownQueuedWork}
+ *       by retransformation: both are already loaded. A VirtualThread that cannot be advised
+ *       means no thread ever reaches gmp4j, so that is reported as "not installed".
+ *   <li>Unless {@code asyncpreemptoff=1}, register the {@link PreemptPollTransformer} for classes
+ *       loaded from now on. Failing here is not fatal: gmp4j then runs without preemption, as
+ *       with asyncpreemptoff=1, and says so.
+ * </ol>
+ *
+ * A second {@code agentmain} (or an attach after {@code -javaagent}) finds the agent installed and
+ * only says so: a second set of transformers would advise each method twice.
+ *
+ * <p>Limits of attach, inherent to retransformation: virtual threads created before the attach
+ * keep the JDK's scheduler (their scheduler field is final), and a loop already on some stack
+ * keeps running its old, poll-free code.
+ */
+final class AgentInstaller {
+  private static final String CONFIG = "io.gmp4j.runtime.Config";
+  private static final String HOOKS = "io.gmp4j.runtime.Hooks";
+
+  /** True once install completed. Guarded by the class lock (install is synchronized). */
+  private static boolean installed;
+
+  /** The runtime jar appended to the boot class path (step 4), or null. Guarded by the class lock. */
+  private static Path bootJar;
+
+  private AgentInstaller() {}
+
+  /**
+   * Runs the steps of 'Installation'. Called by {@link GmpAgent} by reflection, on the thread
+   * that runs premain or agentmain. Never throws.
+   */
+  static synchronized void install(String agentArgs, Instrumentation inst, boolean premain) {
+    if (installed) {
+      Stderr.line("gmp4j: already installed in this JVM; this "
+          + (premain ? "-javaagent" : "attach") + " does nothing");
+      return;
+    }
+    String step = "extract the runtime jar";
+    try {
+      Path runtimeJar = bootJar != null ? bootJar : RuntimeJar.extract(); // step 1
+
+      step = "read the options";
+      AgentOptions options;
+      try {
+        options = readOptions(agentArgs, runtimeJar); // step 2
+      } catch (IllegalArgumentException e) {
+        Stderr.line(Stderr.message(e) + Stderr.NOT_INSTALLED);
+        return;
+      }
+      options.applyTo(System.getProperties()); // step 3
+
+      step = "append the runtime jar to the boot class path";
+      if (bootJar == null) {
+        inst.appendToBootstrapClassLoaderSearch(new JarFile(runtimeJar.toFile(), false)); // step 4
+        bootJar = runtimeJar;
+      }
+      Class<?> hooks = Class.forName(HOOKS, true, null);
+
+      step = "open java.base/java.lang to gmp4j";
+      Module javaBase = Object.class.getModule();
+      if (!inst.isModifiableModule(javaBase)) {
+        throw new IllegalStateException("java.base is not modifiable");
+      }
+      inst.redefineModule(javaBase, Set.of(), Map.of(), // step 5
+          Map.of("java.lang", Set.of(hooks.getModule())), Set.of(), Map.of());
+
+      String shape = VirtualThreadInstrumentation.checkShape(); // step 6
+      if (shape != null) {
+        Stderr.line("gmp4j: " + shape + Stderr.NOT_INSTALLED);
+        return;
+      }
+
+      step = "start the scheduler";
+      preloadClasses(); // step 7
+      try {
+        hooks.getMethod("start").invoke(null);
+      } catch (InvocationTargetException e) {
+        Stderr.line(Stderr.message(e.getCause()) + Stderr.NOT_INSTALLED);
+        return;
+      }
+
+      step = "instrument the JDK";
+      if (!instrumentJdk(inst)) { // step 8
+        return;
+      }
+
+      installed = true;
+      step = "start the loop-poll injector";
+      if (!options.flag("asyncpreemptoff")) { // step 9
+        installPolls(inst, options);
+      }
+    } catch (Throwable thrown) {
+      Throwable t = thrown instanceof InvocationTargetException && thrown.getCause() != null
+          ? thrown.getCause() : thrown;
+      if (installed) {
+        Stderr.line("gmp4j: could not " + step + ": " + Stderr.describe(t)
+            + "; running Gs are not preempted, as with asyncpreemptoff=1");
+      } else {
+        Stderr.line("gmp4j: could not " + step + ": " + Stderr.describe(t)
+            + Stderr.NOT_INSTALLED);
+      }
+    }
+  }
+
+  /** Step 2: Config from a throw-away loader, so that failing here changes nothing. */
+  private static AgentOptions readOptions(String agentArgs, Path runtimeJar) throws Exception {
+    // Parent null: Config needs java.base only, and must not be found on the app class path.
+    try (URLClassLoader probe =
+        new URLClassLoader(new URL[] {runtimeJar.toUri().toURL()}, null)) {
+      Class<?> config = Class.forName(CONFIG, true, probe);
+      return AgentOptions.parse(agentArgs, System.getProperties(), System.getenv(),
+          AgentOptions.reflective(config));
+    }
+  }
+
+  /**
+   * Step 7, first half: loads the classes that a transformation may need while one of them is
+   * itself being defined. ThreadLocalRandom: ConcurrentHashMap inside the transformer reaches it
+   * (byte-buddy#1666, JDK-8164165; OpenTelemetry, Datadog, New Relic and SkyWalking preload it
+   * too). MethodHandle$1: a ClassCircularityError there breaks all later invokedynamic linking
+   * (OpenTelemetry's AgentInstaller; the class may not exist on every JDK).
+   */
+  private static void preloadClasses() {
+    ThreadLocalRandom.current();
+    try {
+      Class.forName("java.lang.invoke.MethodHandle$1", false, null);
+    } catch (ClassNotFoundException ignored) {
+      // not on this JDK: nothing to preload
+    }
+  }
+
+  /**
+   * Step 8. Returns false, after one line, when VirtualThread could not be advised: gmp4j would
+   * then run no thread. ForkJoinWorkerThread failing only costs spinning, and only warns.
+   */
+  private static boolean instrumentJdk(Instrumentation inst) {
+    InstrumentationListener listener = new InstrumentationListener(
+        Set.of(VirtualThreadInstrumentation.TYPE), Stderr.NOT_INSTALLED);
+    ClassFileLocator locator =
+        ClassFileLocator.ForClassLoader.of(AgentInstaller.class.getClassLoader());
+    TypePool pool = TypePool.Default.of(locator);
+    Advice ctorAdvice = Advice.to(pool.describe(VirtualThreadInstrumentation.ADVICE).resolve(), locator);
+
+    String fjwtShape = ForkJoinWorkerThreadInstrumentation.checkShape();
+    if (fjwtShape != null) {
+      Stderr.line("gmp4j: " + fjwtShape + "; Gs may spin where Go would not");
+    }
+    Advice fjwtAdvice = fjwtShape != null ? null
+        : Advice.to(pool.describe(ForkJoinWorkerThreadInstrumentation.ADVICE).resolve(), locator);
+
+    AgentBuilder.Identified.Extendable builder = newAgentBuilder()
+        .disableClassFormatChanges()
+        .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
+        .with((AgentBuilder.RedefinitionStrategy.Listener) listener)
+        .with((AgentBuilder.Listener) listener)
+        // Byte Buddy ignores boot classes by default; the type() matchers below are the only
+        // classes this builder ever touches.
+        .ignore(none())
+        .type(named(VirtualThreadInstrumentation.TYPE))
+        .transform((b, type, loader, module, domain) ->
+            b.visit(ctorAdvice.on(VirtualThreadInstrumentation.constructor())));
+    if (fjwtAdvice != null) {
+      builder = builder
+          .type(named(ForkJoinWorkerThreadInstrumentation.TYPE))
+          .transform((b, type, loader, module, domain) ->
+              b.visit(fjwtAdvice.on(ForkJoinWorkerThreadInstrumentation.hasKnownQueuedWork())));
+    }
+    builder.installOn(inst);
+
+    if (!listener.wasTransformed(VirtualThreadInstrumentation.TYPE)) {
+      if (!listener.hasFailed(VirtualThreadInstrumentation.TYPE)) {
+        Stderr.line("gmp4j: " + VirtualThreadInstrumentation.TYPE
+            + " was not retransformed (is it modifiable on this JVM?)" + Stderr.NOT_INSTALLED);
+      }
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * {@code new AgentBuilder.Default()} with Byte Buddy's Nexus off: its constructor otherwise
+   * touches sun.misc.Unsafe, which JDK 24+ warns about on stderr (OpenTelemetry does the same).
+   * The property name below is rewritten by the shade relocation to the relocated Byte Buddy's.
+   */
+  private static AgentBuilder newAgentBuilder() {
+    String key = "net.bytebuddy.nexus.disabled";
+    String previous = System.getProperty(key);
+    System.setProperty(key, "true");
+    try {
+      // OpenTelemetry's start-up settings: no method-graph walk over supertypes (advice needs
+      // only declared methods), no type validation, describe types from the class file alone.
+      return new AgentBuilder.Default(new ByteBuddy()
+              .with(TypeValidation.DISABLED)
+              .with(MethodGraph.Compiler.ForDeclaredMethods.INSTANCE))
+          .with(AgentBuilder.TypeStrategy.Default.DECORATE)
+          .with(AgentBuilder.DescriptionStrategy.Default.POOL_ONLY)
+          .with(AgentBuilder.InitializationStrategy.NoOp.INSTANCE);
+    } finally {
+      if (previous == null) {
+        System.clearProperty(key);
+      } else {
+        System.setProperty(key, previous);
+      }
+    }
+  }
+
+  /** Step 9. Throws when the injector exists but cannot start; the caller reports it. */
+  private static void installPolls(Instrumentation inst, AgentOptions options) throws Exception {
+    PreemptPollTransformer.Injector injector = PollInjectors.create(
+        options.get("preempt.include"), options.get("preempt.exclude"),
+        options.flag("preempt.prologue"));
+    if (injector != null) {
+      inst.addTransformer(new PreemptPollTransformer(injector), false);
+    }
+  }
+}

@@ -1,0 +1,91 @@
+package io.gmp4j.agent;
+
+import java.lang.instrument.ClassFileTransformer;
+import java.security.ProtectionDomain;
+
+/**
+ * Hands each application class to the loop-poll injector ({@code io.gmp4j.agent.poll}), and
+ * keeps it away from every class a poll must never run in.
+ *
+ * <h2>Implementation overview</h2>
+ *
+ * A poll may call {@code Thread.yield()}. Preempting a virtual thread halfway through a scheduler
+ * or queue operation can deadlock its carrier (DESIGN.md section 4), and a poll inside the code
+ * that defines classes can recurse into itself. So, in this order and before any other work:
+ *
+ * <ol>
+ *   <li>Skip classes defined by the boot or platform loader: the JDK, and gmp4j's runtime.
+ *   <li>Skip retransformations and redefinitions ({@code classBeingRedefined != null}): this
+ *       transformer is registered without retransform capability, and a class that is already
+ *       running keeps its code (attach cannot add polls to a loop already on a stack).
+ *   <li>Skip classes without a name and lambda proxies: the JVM does not hand hidden classes to
+ *       transformers, but a name check costs nothing.
+ *   <li>Skip by name: {@code java/ javax/ jdk/ sun/ com/sun/} (JDK classes loaded by other
+ *       loaders), {@code io/gmp4j/} (the agent, including relocated Byte Buddy under {@code
+ *       io/gmp4j/agent/shaded/}, and any copy of the runtime on the class path), {@code
+ *       net/bytebuddy/} (an unshaded Byte Buddy).
+ *   <li>Everything else goes to the injector, which applies the user's include and exclude
+ *       patterns. Any Throwable it throws leaves that one class uninstrumented, with one line.
+ * </ol>
+ *
+ * The filter runs on every class load of the application, so it allocates nothing and loads no
+ * class: only String prefix tests on the internal name.
+ */
+final class PreemptPollTransformer implements ClassFileTransformer {
+  /** The poll injector's entry point; see 'Poll injector contract' in PollInjectors. */
+  interface Injector {
+    /** The instrumented class file, or null to leave the class alone. May throw. */
+    byte[] transform(ClassLoader loader, String internalClassName, byte[] classfile)
+        throws Throwable;
+  }
+
+  /** Internal-name prefixes never instrumented (step 4). */
+  private static final String[] SKIPPED_PREFIXES = {
+    "java/", "javax/", "jdk/", "sun/", "com/sun/", "io/gmp4j/", "net/bytebuddy/",
+  };
+
+  private final Injector injector;
+
+  /** The platform loader, skipped like the boot loader (step 1). */
+  private final ClassLoader platformLoader = ClassLoader.getPlatformClassLoader();
+
+  PreemptPollTransformer(Injector injector) {
+    this.injector = injector;
+  }
+
+  /** Called by the JVM on the thread that loads the class; any thread. Never throws. */
+  @Override
+  public byte[] transform(ClassLoader loader, String className, Class<?> classBeingRedefined,
+      ProtectionDomain protectionDomain, byte[] classfileBuffer) {
+    if (!wanted(loader, className, classBeingRedefined)) {
+      return null;
+    }
+    try {
+      return injector.transform(loader, className, classfileBuffer);
+    } catch (Throwable t) {
+      try {
+        Stderr.line("gmp4j: left " + className.replace('/', '.') + " uninstrumented: "
+            + Stderr.describe(t));
+      } catch (Throwable ignored) {
+        // stderr itself failed: nothing left to tell, and the class must still load
+      }
+      return null;
+    }
+  }
+
+  /** Steps 1 to 4 of the overview. */
+  boolean wanted(ClassLoader loader, String className, Class<?> classBeingRedefined) {
+    if (loader == null || loader == platformLoader) {
+      return false;
+    }
+    if (classBeingRedefined != null || className == null || className.contains("$$Lambda")) {
+      return false;
+    }
+    for (String prefix : SKIPPED_PREFIXES) {
+      if (className.startsWith(prefix)) {
+        return false;
+      }
+    }
+    return true;
+  }
+}

@@ -1,0 +1,245 @@
+package io.gmp4j.agent.poll;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+
+/**
+ * Injects preemption polls into application classes: the bytecode counterpart of Go's loop
+ * preemption check ({@code cmd/compile} loopreschedchecks.go, {@code goschedguarded}) and of its
+ * function prologue check (newstack).
+ *
+ * <h2>Implementation overview: 'Poll placement'</h2>
+ *
+ * A virtual thread that computes without blocking can only be time-sliced if it calls {@code
+ * Preempt.poll()} within a bounded time (DESIGN.md §4). Every loop must therefore contain a poll,
+ * but a poll inside a loop that C2 would vectorize costs about 4x: any control flow or memory
+ * barrier in the body turns SuperWord off (agent-notes §3.2). Placement is decided per method:
+ *
+ * <ol>
+ *   <li><b>Back-edge poll.</b> {@code INVOKESTATIC io/gmp4j/runtime/Preempt.poll()V} goes right
+ *       before every backward branch: a jump whose target was visited before the jump (so its
+ *       offset is not greater), and a {@code tableswitch}/{@code lookupswitch} with any backward
+ *       case or default (the poll precedes the switch, so it runs on every dispatch of a
+ *       switch-driven state machine). The call pushes and pops nothing and adds no branch target,
+ *       so existing stack-map frames stay valid.
+ *   <li><b>Strip mining</b> ('Strip mining' in {@link LoopScanner}, HotSpot's loop strip mining,
+ *       JDK-8186027, done in bytecode). A tight innermost counted loop in javac's {@code for} shape
+ *       gets no per-iteration poll; its test is rewritten against a loop-invariant local {@code
+ *       strip = min(limit, i + 1024 * step)} (computed without overflow), and an outer block polls,
+ *       recomputes {@code strip} and re-enters once every 1024 iterations. The inner loop stays a
+ *       clean counted loop that C2 can unroll and vectorize.
+ *   <li><b>Prologue poll</b> (option {@code preempt.prologue}): a poll at the entry of every method
+ *       but constructors, class initialisers and bridges, for recursion without loops.
+ *   <li>Never in {@code <clinit>}: a class initialiser pins its virtual thread, and a G preempted
+ *       in it keeps every other thread that touches the class waiting. Bridges are skipped (no
+ *       loops; the method they call polls). Synthetic {@code lambda$} methods are instrumented:
+ *       they hold user loops.
+ * </ol>
+ *
+ * <p>The transform runs in two passes over the class file because ASM's tree API is not part of
+ * Byte Buddy's repackaged ASM: {@link LoopScanner} reads each method and decides, by instruction
+ * index, where polls go and which loops are strip-mined; {@link PollEmitter} replays the class and
+ * applies that plan. Methods with nothing to do are copied byte for byte.
+ *
+ * <p>Rejected: {@code COMPUTE_FRAMES} with a {@code getCommonSuperClass} that answers {@code
+ * java/lang/Object} (the usual agent shortcut, because asking the real hierarchy loads classes from
+ * inside a transformer). It is not safe: a value merged from two subclasses of {@code Foo} becomes
+ * {@code Object} in the frame, and a later call of a {@code Foo} method on it fails verification.
+ * Instead the reader expands the original frames and the strip-mining rewrite adds the frames of
+ * its own labels (all derived from the frame at the loop head), so no type is ever merged.
+ *
+ * <p>Thread-safety: an instance is immutable apart from per-thread {@link #lastStats()}; {@link
+ * #transform} may run on many class-loading threads at once.
+ */
+public final class PollInjector {
+  /** Owner of the injected poll; on the boot class path at run time. */
+  static final String PREEMPT_OWNER = "io/gmp4j/runtime/Preempt";
+
+  static final String POLL_NAME = "poll";
+  static final String POLL_DESC = "()V";
+
+  /**
+   * Internal-name prefixes never instrumented, whatever the patterns say. Preempting a G inside the
+   * JDK, the scheduler, the agent or Byte Buddy can leave a carrier-side lock or queue half-updated
+   * (DESIGN.md §4), and polls in the runtime would recurse into it.
+   */
+  private static final String[] REFUSED_PREFIXES = {
+    "java/", "javax/", "jdk/", "sun/", "com/sun/", "io/gmp4j/", "net/bytebuddy/",
+  };
+
+  /**
+   * Major version of Java 6. Older class files are refused: they have no stack-map frames, which
+   * strip mining extends, and javac up to 5 compiled {@code finally} into JSR/RET subroutines that
+   * the scanner does not model. Such classes stay unpreemptible rather than get a second code path
+   * for a vanishing population.
+   */
+  private static final int MIN_MAJOR_VERSION = Opcodes.V1_6;
+
+  private static final ThreadLocal<Stats> LAST_STATS = new ThreadLocal<>();
+
+  private final Pattern[] includes;
+  private final Pattern[] excludes;
+  private final boolean prologuePolls;
+
+  /**
+   * What one {@link #transform} call did to one class.
+   *
+   * @param backEdgePolls polls placed before backward jumps and switches (rule 1)
+   * @param stripMined counted loops rewritten into strips, each with one poll per strip (rule 2)
+   * @param prologuePolls polls placed at method entry (rule 3)
+   */
+  public record Stats(int backEdgePolls, int stripMined, int prologuePolls) {
+    static final Stats NONE = new Stats(0, 0, 0);
+
+    /** True if the class was left as it was. */
+    public boolean isEmpty() {
+      return backEdgePolls == 0 && stripMined == 0 && prologuePolls == 0;
+    }
+  }
+
+  /**
+   * @param includePatterns class-name globs in dotted form, separated by {@code ;} or {@code |}
+   *     ({@code *} matches any run of characters, dots included: {@code com.acme.*}); null or empty
+   *     selects every class that is not excluded
+   * @param excludePatterns globs of classes never instrumented; null or empty excludes nothing
+   *     beyond the built-in refusals
+   * @param prologuePolls whether to poll at method entry as well (option {@code preempt.prologue})
+   */
+  public PollInjector(String includePatterns, String excludePatterns, boolean prologuePolls) {
+    this.includes = globs(includePatterns);
+    this.excludes = globs(excludePatterns);
+    this.prologuePolls = prologuePolls;
+  }
+
+  /**
+   * Returns the instrumented class file, or null when the class is not selected or nothing changed.
+   * Throws on malformed input or an ASM failure; the caller catches and leaves the class alone. Any
+   * thread.
+   *
+   * @param loader the defining loader (null for the boot loader); not used to resolve anything, so
+   *     a transform never loads a class
+   */
+  public byte[] transform(ClassLoader loader, String internalClassName, byte[] classfile) {
+    LAST_STATS.set(Stats.NONE);
+    if (internalClassName == null || classfile == null || !selects(internalClassName)) {
+      return null;
+    }
+    ClassReader reader = new ClassReader(classfile);
+    if (reader.readUnsignedShort(6) < MIN_MAJOR_VERSION) { // major_version follows magic, minor
+      return null;
+    }
+    List<MethodPlan> plans = new ArrayList<>();
+    reader.accept(
+        new ClassVisitor(Opcodes.ASM9) {
+          @Override
+          public MethodVisitor visitMethod(
+              int access, String name, String desc, String sig, String[] exceptions) {
+            MethodPlan plan = new MethodPlan(prologue(access, name));
+            plans.add(plan);
+            return skipped(access, name) ? null : new LoopScanner(plan);
+          }
+        },
+        ClassReader.SKIP_DEBUG | ClassReader.EXPAND_FRAMES);
+    int backEdge = 0, strips = 0, prologue = 0;
+    for (MethodPlan p : plans) {
+      backEdge += p.backEdgePolls();
+      strips += p.stripLoops.size();
+      prologue += p.prologue ? 1 : 0;
+    }
+    Stats stats = new Stats(backEdge, strips, prologue);
+    if (stats.isEmpty()) {
+      return null;
+    }
+    // Passing the reader lets the writer copy the constant pool and every method we leave alone
+    // verbatim. No COMPUTE_* flag: see 'Rejected' above; max stack and locals come from the plan.
+    ClassWriter writer = new ClassWriter(reader, 0);
+    reader.accept(new PollEmitter(writer, plans), ClassReader.EXPAND_FRAMES);
+    byte[] out = writer.toByteArray();
+    LAST_STATS.set(stats);
+    return out;
+  }
+
+  /**
+   * What the last {@link #transform} call on the calling thread did ({@code Stats(0, 0, 0)} if it
+   * returned null, or if the thread has not called it). For tests and the agent's debug output.
+   */
+  public Stats lastStats() {
+    Stats s = LAST_STATS.get();
+    return s == null ? Stats.NONE : s;
+  }
+
+  /** True if the class is neither refused nor excluded, and included. */
+  boolean selects(String internalClassName) {
+    for (String prefix : REFUSED_PREFIXES) {
+      if (internalClassName.startsWith(prefix)) {
+        return false;
+      }
+    }
+    String dotted = internalClassName.replace('/', '.');
+    if (matchesAny(excludes, dotted)) {
+      return false;
+    }
+    return includes.length == 0 || matchesAny(includes, dotted);
+  }
+
+  /** Methods that get no poll of any kind ('Poll placement' rule 4). */
+  private static boolean skipped(int access, String name) {
+    return name.equals("<clinit>") || (access & Opcodes.ACC_BRIDGE) != 0;
+  }
+
+  private boolean prologue(int access, String name) {
+    return prologuePolls
+        && !skipped(access, name)
+        && !name.equals("<init>")
+        && (access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE)) == 0;
+  }
+
+  private static boolean matchesAny(Pattern[] patterns, String dotted) {
+    for (Pattern p : patterns) {
+      if (p.matcher(dotted).matches()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Compiles {@code a.*;b.C|d.*} into one regex per glob; {@code *} is the only wildcard. */
+  static Pattern[] globs(String patterns) {
+    if (patterns == null || patterns.isBlank()) {
+      return new Pattern[0];
+    }
+    List<Pattern> out = new ArrayList<>();
+    for (String glob : patterns.split("[;|]")) {
+      glob = glob.trim();
+      if (glob.isEmpty()) {
+        continue;
+      }
+      StringBuilder regex = new StringBuilder();
+      int from = 0;
+      for (int star = glob.indexOf('*'); star >= 0; star = glob.indexOf('*', from)) {
+        regex.append(Pattern.quote(glob.substring(from, star))).append(".*");
+        from = star + 1;
+      }
+      regex.append(Pattern.quote(glob.substring(from)));
+      out.add(Pattern.compile(regex.toString()));
+    }
+    return out.toArray(new Pattern[0]);
+  }
+
+  @Override
+  public String toString() {
+    return "PollInjector[includes="
+        + includes.length
+        + " excludes="
+        + excludes.length
+        + " prologuePolls="
+        + prologuePolls
+        + "]";
+  }
+}

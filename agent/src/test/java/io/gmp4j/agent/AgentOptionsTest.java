@@ -1,0 +1,178 @@
+package io.gmp4j.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gmp4j.runtime.Config;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+/**
+ * AgentOptions against the real {@code io.gmp4j.runtime.Config}, reached the way the agent
+ * reaches it: by reflection. Nothing here touches the JVM's own system properties or environment.
+ */
+class AgentOptionsTest {
+  private static final AgentOptions.Checker CONFIG = checker();
+
+  private static AgentOptions.Checker checker() {
+    try {
+      return AgentOptions.reflective(Config.class);
+    } catch (ReflectiveOperationException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  private static AgentOptions parse(String args, Properties props, Map<String, String> env) {
+    return AgentOptions.parse(args, props, env, CONFIG);
+  }
+
+  private static Properties props(String... kv) {
+    Properties p = new Properties();
+    for (int i = 0; i < kv.length; i += 2) {
+      p.setProperty(kv[i], kv[i + 1]);
+    }
+    return p;
+  }
+
+  /** The message of the one-line error that parse throws. */
+  private static String error(String args, Properties props, Map<String, String> env) {
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> parse(args, props, env));
+    String line = e.getMessage();
+    assertTrue(line.startsWith("gmp4j: "), line);
+    assertFalse(line.contains("\n") || line.contains("\r"), line);
+    return line;
+  }
+
+  @Test
+  void parsesAgentArgumentsInOrderAndNormalises() {
+    AgentOptions o = parse("timeslice=5ms, schedtrace=1000,,scheddetail=1", props(), Map.of());
+    assertEquals(List.of("timeslice", "schedtrace", "scheddetail"),
+        List.copyOf(o.agentArguments().keySet()));
+    assertEquals("5000000ns", o.get("timeslice")); // Config.check's normal form
+    assertEquals("1000", o.get("schedtrace"));
+    assertTrue(o.flag("scheddetail"));
+    assertEquals("the -javaagent argument", o.source("timeslice"));
+  }
+
+  @Test
+  void noArgumentsMeansDefaults() {
+    for (String args : new String[] {null, "", " , "}) {
+      AgentOptions o = parse(args, props(), Map.of());
+      assertTrue(o.agentArguments().isEmpty());
+      assertNull(o.get("timeslice"));
+      assertNull(o.source("timeslice"));
+      assertFalse(o.flag("asyncpreemptoff"));
+    }
+  }
+
+  @Test
+  void agentArgumentBeatsSystemPropertyBeatsEnvironment() {
+    Properties p = props("gmp.schedtrace", "2000", "gmp.gomaxprocs", "3");
+    Map<String, String> env =
+        Map.of("GMPDEBUG", "schedtrace=3000,asyncpreemptoff=1", "GOMAXPROCS", "5");
+    AgentOptions o = parse("schedtrace=1000", p, env);
+    assertEquals("1000", o.get("schedtrace"));
+    assertEquals("the -javaagent argument", o.source("schedtrace"));
+    assertEquals("3", o.get("gomaxprocs"));
+    assertEquals("-Dgmp.gomaxprocs", o.source("gomaxprocs"));
+    assertTrue(o.flag("asyncpreemptoff"));
+    assertEquals("GMPDEBUG", o.source("asyncpreemptoff"));
+
+    AgentOptions envOnly = parse(null, props(), env);
+    assertEquals("3000", envOnly.get("schedtrace"));
+    assertEquals("5", envOnly.get("gomaxprocs"));
+    assertEquals("GOMAXPROCS", envOnly.source("gomaxprocs"));
+  }
+
+  @Test
+  void agentArgumentCanTurnAnEnvironmentFlagOff() {
+    AgentOptions o = parse("asyncpreemptoff=0", props(), Map.of("GMPDEBUG", "asyncpreemptoff=1"));
+    assertFalse(o.flag("asyncpreemptoff"));
+  }
+
+  @Test
+  void applyToWritesOnlyAgentArgumentsAsGmpProperties() {
+    Properties p = props("gmp.schedtrace", "2000", "gmp.gomaxprocs", "3");
+    parse("schedtrace=1000,timeslice=2ms", p, Map.of()).applyTo(p);
+    assertEquals("1000", p.getProperty("gmp.schedtrace"));
+    assertEquals("2000000ns", p.getProperty("gmp.timeslice"));
+    assertEquals("3", p.getProperty("gmp.gomaxprocs"));
+    assertEquals(3, p.size());
+  }
+
+  @Test
+  void unknownAgentKeyNamesItAndListsTheValidKeys() {
+    String line = error("foo=1", props(), Map.of());
+    assertTrue(line.contains("\"foo\""), line);
+    for (String key : Config.keys()) {
+      assertTrue(line.contains(key), key + " missing from: " + line);
+    }
+    assertTrue(line.contains("-javaagent argument"), line);
+  }
+
+  @Test
+  void itemWithoutEqualsSignIsRejected() {
+    String line = error("timeslice", props(), Map.of());
+    assertTrue(line.startsWith("gmp4j: bad agent argument \"timeslice\""), line);
+    assertTrue(line.contains("gomaxprocs"), line);
+    error("=5ms", props(), Map.of());
+  }
+
+  @Test
+  void badAgentValueIsConfigsMessagePlusItsSource() {
+    String line = error("timeslice=abc", props(), Map.of());
+    String config = assertThrows(IllegalArgumentException.class,
+        () -> Config.check("timeslice", "abc")).getMessage();
+    assertEquals(config + " (in the -javaagent argument)", line);
+  }
+
+  @Test
+  void badSystemPropertyIsRejectedEvenWithoutAgentArguments() {
+    String line = error(null, props("gmp.timeslice", "abc"), Map.of());
+    assertTrue(line.contains("\"abc\"") && line.endsWith("(in -Dgmp.timeslice)"), line);
+  }
+
+  @Test
+  void otherGmpPropertiesAreNotOptionsAndAreLeftAlone() {
+    AgentOptions o = parse(null, props("gmp.randomizeScheduler", "true", "gmp.stress", "4"),
+        Map.of());
+    assertTrue(o.agentArguments().isEmpty());
+  }
+
+  @Test
+  void badGmpdebugItemNamesTheKeysGmpdebugAccepts() {
+    String line = error(null, props(), Map.of("GMPDEBUG", "timeslice=5ms"));
+    assertTrue(line.startsWith("gmp4j: bad GMPDEBUG item \"timeslice=5ms\""), line);
+    assertTrue(line.contains("schedtrace, scheddetail, asyncpreemptoff"), line);
+    error(null, props(), Map.of("GMPDEBUG", "schedtrace"));
+  }
+
+  @Test
+  void badGmpdebugValueNamesGmpdebug() {
+    String line = error(null, props(), Map.of("GMPDEBUG", "schedtrace=1000,asyncpreemptoff=2"));
+    assertTrue(line.contains("\"2\"") && line.contains("asyncpreemptoff"), line);
+    assertTrue(line.endsWith("(in GMPDEBUG)"), line);
+  }
+
+  @Test
+  void badGomaxprocsEnvironmentVariable() {
+    String line = error(null, props(), Map.of("GOMAXPROCS", "0"));
+    assertTrue(line.contains("\"0\"") && line.contains("gomaxprocs"), line);
+    assertTrue(line.endsWith("(in the GOMAXPROCS environment variable)"), line);
+    // Go treats an empty GOMAXPROCS as unset
+    assertNull(parse(null, props(), Map.of("GOMAXPROCS", "")).get("gomaxprocs"));
+  }
+
+  @Test
+  void badValueAnywhereFailsEvenWhenAHigherSourceOverridesIt() {
+    // A typo is reported wherever it is, rather than lying in wait for the day the
+    // overriding setting is removed.
+    error("schedtrace=1000", props(), Map.of("GMPDEBUG", "schedtrace=soon"));
+  }
+}

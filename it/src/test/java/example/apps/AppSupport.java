@@ -1,0 +1,45 @@
+package example.apps;
+
+/**
+ * What the test programs share. They live outside {@code io.gmp4j}, which the agent never
+ * instruments: to the agent they are application classes like any other.
+ *
+ * <p> The programs use only JDK APIs; when the agent runs them on
+ * gmp4j, a watchdog that fires prints the scheduler's state through the public API, which the
+ * agent put on the boot class path (looked up by name: the programs do not link to gmp4j).
+ */
+public final class AppSupport {
+  private AppSupport() {}
+
+  /** Go's schedtrace with detail, or a note that gmp4j is not loaded. */
+  public static String schedtrace() {
+    try {
+      return (String) Class.forName("io.gmp4j.Gmp", true, null)
+          .getMethod("schedtrace", boolean.class).invoke(null, true);
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return "(gmp4j not loaded: " + e + ")\n";
+    }
+  }
+
+  /** Exits with status 3 and the scheduler state if {@code millis} pass before the end. */
+  public static void watchdog(long millis, String what) {
+    Thread.ofPlatform().daemon().name("watchdog").start(() -> {
+      try {
+        Thread.sleep(millis);
+      } catch (InterruptedException e) {
+        return;
+      }
+      System.out.println("WATCHDOG " + what + " still running after " + millis + " ms");
+      System.out.print(schedtrace());
+      System.out.flush();
+      Runtime.getRuntime().halt(3);
+    });
+  }
+
+  /** The carrier shown in a virtual thread's toString, e.g. {@code gmp-m0}. */
+  public static String carrier() {
+    String s = Thread.currentThread().toString();
+    int at = s.lastIndexOf('@');
+    return at < 0 ? "none" : s.substring(at + 1);
+  }
+}

@@ -1,0 +1,79 @@
+package io.gmp4j.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import example.apps.Unmodified;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The agent on an unmodified program: every virtual thread runs on gmp4j; schedtrace output;
+ * and every bad option prints one line while the program runs on the JDK's scheduler.
+ */
+@Timeout(120)
+class AgentIT {
+  private static final Duration LIMIT = Duration.ofSeconds(60);
+
+  @Test
+  void unmodifiedProgramRunsOnGmp4j() throws Exception {
+    ChildJvm.Result r = ChildJvm.withAgent("", Unmodified.class, LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    for (String key : List.of("executor", "ofVirtual", "startVirtualThread", "nested")) {
+      assertTrue(r.value(key) != null && r.value(key).startsWith("gmp-m"), key + ": " + r);
+    }
+    assertTrue(!r.err().contains("gmp4j:"), "no warning expected: " + r);
+  }
+
+  @Test
+  void schedtraceOptionPrintsGoLines() throws Exception {
+    ChildJvm.Result r = ChildJvm.withAgent("schedtrace=50,scheddetail=1", Unmodified.class,
+        LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(Pattern.compile("(?m)^SCHED \\d+ms: gomaxprocs=\\d+ idleprocs=\\d+ threads=\\d+ "
+        + "spinningthreads=\\d+ needspinning=\\d idlethreads=\\d+ runqueue=\\d+ gcwaiting=")
+        .matcher(r.err()).find(), r.toString());
+    assertTrue(Pattern.compile("(?m)^  P0: status=\\d").matcher(r.err()).find(), r.toString());
+  }
+
+  @Test
+  void gmpdebugSchedtraceWithoutDetail() throws Exception {
+    ChildJvm.Result r = ChildJvm.run(List.of("-javaagent:" + ChildJvm.AGENT),
+        Map.of("GMPDEBUG", "schedtrace=50"), Unmodified.class, LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(Pattern.compile("(?m)^SCHED \\d+ms: gomaxprocs=\\d+ .* schedticks=\\[ [0-9 ]+\\]$")
+        .matcher(r.err()).find(), r.toString());
+  }
+
+  /** Fail open: one line naming the problem, and the program still runs, on the JDK's pool. */
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "foo=1|           |                  |foo",
+      "timeslice=abc|   |                  |abc",
+      "gomaxprocs=0|    |                  |gomaxprocs",
+      "schedtrace=-1|   |                  |schedtrace",
+      "|                -Dgmp.timeslice=xyz|  |xyz",
+      "|                |                  GMPDEBUG=bogus|bogus",
+  })
+  void badOptionPrintsOneLineAndTheProgramRuns(String agentOpts, String sysprop, String env,
+      String named) throws Exception {
+    String agent = "-javaagent:" + ChildJvm.AGENT
+        + (agentOpts == null ? "" : "=" + agentOpts.trim());
+    List<String> jvm = sysprop == null ? List.of(agent) : List.of(sysprop.trim(), agent);
+    Map<String, String> envs = env == null ? Map.of()
+        : Map.of(env.trim().split("=")[0], env.trim().split("=", 2)[1]);
+    ChildJvm.Result r = ChildJvm.run(jvm, envs, Unmodified.class, LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("true", r.value("done"), r.toString());
+    List<String> lines = r.err().lines().filter(l -> l.startsWith("gmp4j:")).toList();
+    assertEquals(1, lines.size(), "exactly one gmp4j line: " + r);
+    assertTrue(lines.get(0).contains(named.trim()), "the line names " + named + ": " + r);
+    assertTrue(r.value("executor").startsWith("ForkJoinPool"), "default scheduler: " + r);
+  }
+}

@@ -1,0 +1,103 @@
+package io.gmp4j.it;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Starts a fresh JVM (the JDK 25 running the tests) on one of the {@code apps}, with the real
+ * agent jar and {@code -Xverify:all}, drains both streams, and kills it at a deadline. Each
+ * scenario gets its own JVM (STYLE.md rule 10).
+ */
+final class ChildJvm {
+  /** The agent jar under test: agent/target/gmp4j-agent.jar, passed in by failsafe. */
+  static final Path AGENT = Path.of(System.getProperty("gmp.agent.jar",
+      "../agent/target/gmp4j-agent.jar")).toAbsolutePath().normalize();
+
+  static final Path JAVA = Path.of(System.getProperty("java.home"), "bin", "java");
+
+  private ChildJvm() {}
+
+  /** What a child did. {@code timedOut} means it was killed at the deadline. */
+  record Result(int exit, String out, String err, boolean timedOut) {
+    @Override
+    public String toString() {
+      return "exit=" + exit + (timedOut ? " (killed at the deadline)" : "")
+          + "\n--- stdout ---\n" + out + "--- stderr ---\n" + err;
+    }
+
+    /** The value of the first stdout line {@code key=value}, or null. */
+    String value(String key) {
+      for (String line : out.split("\n")) {
+        if (line.startsWith(key + "=")) {
+          return line.substring(key.length() + 1).trim();
+        }
+      }
+      return null;
+    }
+  }
+
+  /** Runs {@code app} with the agent and {@code agentOptions} (may be empty). */
+  static Result withAgent(String agentOptions, Class<?> app, Duration timeout, String... args)
+      throws IOException, InterruptedException {
+    if (!Files.isRegularFile(AGENT)) {
+      throw new IllegalStateException("agent jar not found at " + AGENT
+          + "; build it first: ./mvn25 -q package -DskipTests -pl agent -am");
+    }
+    String agent = "-javaagent:" + AGENT + (agentOptions.isEmpty() ? "" : "=" + agentOptions);
+    return run(List.of("-Xverify:all", agent), Map.of(), app, timeout, args);
+  }
+
+  /** Runs {@code app} with the given JVM flags and extra environment. */
+  static Result run(List<String> jvmArgs, Map<String, String> env, Class<?> app,
+      Duration timeout, String... args) throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(JAVA.toString());
+    cmd.addAll(jvmArgs);
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(app.getName());
+    cmd.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    pb.environment().remove("GOMAXPROCS");
+    pb.environment().remove("GMPDEBUG");
+    pb.environment().putAll(env);
+    Process p = pb.start();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    Thread d1 = drain(p.getInputStream(), out);
+    Thread d2 = drain(p.getErrorStream(), err);
+    boolean done = p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    if (!done) {
+      p.destroyForcibly();
+      p.waitFor(10, TimeUnit.SECONDS);
+    }
+    d1.join(5_000);
+    d2.join(5_000);
+    return new Result(done ? p.exitValue() : -1, out.toString(StandardCharsets.UTF_8),
+        err.toString(StandardCharsets.UTF_8), !done);
+  }
+
+  private static Thread drain(InputStream in, ByteArrayOutputStream sink) {
+    return Thread.ofPlatform().daemon().start(() -> {
+      byte[] buf = new byte[8192];
+      try (in) {
+        for (int n; (n = in.read(buf)) > 0; ) {
+          synchronized (sink) {
+            sink.write(buf, 0, n);
+          }
+        }
+      } catch (IOException ignored) {
+        // the child died; what we have is what it said
+      }
+    });
+  }
+}
