@@ -1,6 +1,7 @@
 package io.gmp4j;
 
 import io.gmp4j.runtime.Sched;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -68,6 +69,19 @@ public final class Gmp {
    */
   public static String schedtrace(boolean detail) {
     return Sched.get().schedtrace(detail);
+  }
+
+  /** Go's {@code runtime/metrics.All()}: the description of every metric {@link #readMetrics} returns. */
+  public static List<MetricDescription> describeMetrics() {
+    return Sched.describeMetrics();
+  }
+
+  /**
+   * Every live goroutine with its status, wait reason and time waiting, in goid order: the
+   * content of Go's goroutine dump. The stacks come from each {@link GoroutineInfo#thread()}.
+   */
+  public static List<GoroutineInfo> goroutines() {
+    return Sched.get().goroutines();
   }
 
   /**

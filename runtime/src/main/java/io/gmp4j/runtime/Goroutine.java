@@ -102,6 +102,9 @@ final class Goroutine implements Executor {
    */
   private volatile boolean preempt;
 
+  /** When the G last started waiting (Go's waitsince); written with waitReason. Racy. */
+  volatile long waitSince;
+
   /** Why the G waits; Go's waitReason string. Written by its M after a run; racy for readers. */
   volatile String waitReason = "";
 
@@ -202,6 +205,19 @@ final class Goroutine implements Executor {
     } else {
       sched.adopt(task);
     }
+  }
+
+  /** Go's status name, as goroutine dumps print it. */
+  static String statusName(int status) {
+    return switch (status) {
+      case IDLE -> "idle";
+      case RUNNABLE -> "runnable";
+      case RUNNING -> "running";
+      case SYSCALL -> "syscall";
+      case WAITING -> "waiting";
+      case DEAD -> "dead";
+      default -> "status " + status;
+    };
   }
 
   @Override

@@ -62,6 +62,24 @@ final class Machine extends Thread {
   /** findRunnable's second result: the G came from runnext. Confined to this M. */
   private boolean inheritTime;
 
+  // Counters for the metrics: written only by this M (plain writes, no fence on the hot path),
+  // read racily by metric readers; a 64-bit JVM never tears a long.
+  private long runnextHits;
+  private long steals;
+  private long stolen;
+
+  long runnextHits() {
+    return runnextHits;
+  }
+
+  long steals() {
+    return steals;
+  }
+
+  long stolen() {
+    return stolen;
+  }
+
   Machine(Sched sched, int id, Machine alllink, Processor nextp, boolean spinning) {
     super("gmp-m" + id);
     setDaemon(true);
@@ -117,8 +135,11 @@ final class Machine extends Thread {
     if (!inheritTime) {
       pp.incSchedtick();
       pp.preempt = false; // a new time slice (Go clears pp.preempt in schedule)
-    } else if (pp.preempt) {
-      Preempt.request(gp); // the slice ran out: the runnext chain that shares it must yield
+    } else {
+      runnextHits++;
+      if (pp.preempt) {
+        Preempt.request(gp); // the slice ran out: the runnext chain that shares it must yield
+      }
     }
     try {
       gp.runContinuation.run();
@@ -135,6 +156,7 @@ final class Machine extends Thread {
       sched.gdestroy(gp);
     } else if (gp.casFromRunning(ran, Goroutine.WAITING)) {
       gp.waitReason = WaitReasons.of(gp.thread, js);
+      gp.waitSince = System.nanoTime();
     }
   }
 
@@ -287,8 +309,11 @@ final class Machine extends Thread {
         Processor p2 = allp[e.position()];
         // Don't bother to attempt to steal if p2 is idle.
         if (p2 != pp && p2.status != Processor.IDLE) {
+          int before = pp.runqSize();
           Goroutine gp = pp.runqSteal(p2, stealRunNextG);
           if (gp != null) {
+            steals++;
+            stolen += 1 + pp.runqSize() - before;
             return gp;
           }
         }

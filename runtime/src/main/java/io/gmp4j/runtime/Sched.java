@@ -168,6 +168,12 @@ public final class Sched {
 
   final LongAdder preemptHonored = new LongAdder();
 
+  /** Times sysmon found a slice overrun (extra metric); Go's retake preemptone calls. */
+  final LongAdder timesliceOverruns = new LongAdder();
+
+  /** Ps handed off from syscalls (extra metric). */
+  final LongAdder syscallHandoffs = new LongAdder();
+
   /** Go's sched.customGOMAXPROCS: the user chose GOMAXPROCS, so sysmon does not follow CPUs. */
   volatile boolean customGomaxprocs;
 
@@ -692,6 +698,25 @@ public final class Sched {
   /** Go's {@code /sched/*} metrics by name. Any thread; takes no scheduler lock. */
   public java.util.Map<String, Object> readMetrics() {
     return SchedMetrics.read(this);
+  }
+
+  /** Every live goroutine, as a goroutine dump shows it, in goid order. Any thread; racy. */
+  public java.util.List<io.gmp4j.GoroutineInfo> goroutines() {
+    long now = System.nanoTime();
+    return allgs.stream()
+        .sorted((a, b) -> Long.compare(a.goid, b.goid))
+        .map(g -> {
+          int st = g.status();
+          return new io.gmp4j.GoroutineInfo(g.goid, Goroutine.statusName(st),
+              st == Goroutine.WAITING ? g.waitReason : "",
+              st == Goroutine.WAITING ? Math.max(0, now - g.waitSince) : 0, g.thread);
+        })
+        .toList();
+  }
+
+  /** Go's metrics.All for the /sched set gmp4j provides. */
+  public static java.util.List<io.gmp4j.MetricDescription> describeMetrics() {
+    return SchedMetrics.ALL;
   }
 
   /** Go's GOMAXPROCS(0). Any thread. */

@@ -1,8 +1,11 @@
 package io.gmp4j.runtime;
 
 import io.gmp4j.Float64Histogram;
+import io.gmp4j.MetricDescription;
+import io.gmp4j.MetricDescription.Kind;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -14,6 +17,77 @@ import java.util.Map;
  */
 final class SchedMetrics {
   private SchedMetrics() {}
+
+  /** Every metric {@link #read} returns, in its order, with Go's descriptions (verbatim). */
+  static final List<MetricDescription> ALL = List.of(
+      go("/sched/gomaxprocs:threads", Kind.GAUGE, "The current runtime.GOMAXPROCS setting, or"
+          + " the number of operating system threads that can execute user-level Go code"
+          + " simultaneously."),
+      go("/sched/goroutines-created:goroutines", Kind.COUNTER,
+          "Count of goroutines created since program start."),
+      go("/sched/goroutines/not-in-go:goroutines", Kind.GAUGE, "Approximate count of goroutines"
+          + " running or blocked in a system call or cgo call. Not guaranteed to add up to"
+          + " /sched/goroutines:goroutines with other goroutine metrics."),
+      go("/sched/goroutines/runnable:goroutines", Kind.GAUGE, "Approximate count of goroutines"
+          + " ready to execute, but not executing. Not guaranteed to add up to"
+          + " /sched/goroutines:goroutines with other goroutine metrics."),
+      go("/sched/goroutines/running:goroutines", Kind.GAUGE, "Approximate count of goroutines"
+          + " executing. Always less than or equal to /sched/gomaxprocs:threads. Not guaranteed"
+          + " to add up to /sched/goroutines:goroutines with other goroutine metrics."),
+      go("/sched/goroutines/waiting:goroutines", Kind.GAUGE, "Approximate count of goroutines"
+          + " waiting on a resource (I/O or sync primitives). Not guaranteed to add up to"
+          + " /sched/goroutines:goroutines with other goroutine metrics."),
+      go("/sched/goroutines:goroutines", Kind.GAUGE, "Count of live goroutines."),
+      go("/sched/latencies:seconds", Kind.HISTOGRAM, "Distribution of the time goroutines have"
+          + " spent in the scheduler in a runnable state before actually running. Bucket counts"
+          + " increase monotonically."),
+      go("/sched/pauses/stopping/other:seconds", Kind.HISTOGRAM, "Distribution of individual"
+          + " non-GC-related stop-the-world stopping latencies. This is the time it takes from"
+          + " deciding to stop the world until all Ps are stopped. This is a subset of the total"
+          + " non-GC-related stop-the-world time (/sched/pauses/total/other:seconds). During"
+          + " this time, some threads may be executing. Bucket counts increase monotonically."),
+      go("/sched/pauses/total/other:seconds", Kind.HISTOGRAM, "Distribution of individual"
+          + " non-GC-related stop-the-world pause latencies. This is the time from deciding to"
+          + " stop the world until the world is started again. Some of this time is spent"
+          + " getting all threads to stop (measured directly in"
+          + " /sched/pauses/stopping/other:seconds). Bucket counts increase monotonically."),
+      go("/sched/threads/total:threads", Kind.GAUGE,
+          "The current count of live threads that are owned by the Go runtime."),
+      extra("/sched/gomaxprocs/changes:changes", Kind.COUNTER,
+          "Count of GOMAXPROCS changes since program start, by the program or by sysmon"
+              + " following the CPU limit."),
+      extra("/sched/preemptions/requested:preemptions", Kind.COUNTER, "Count of requests to"
+          + " yield made to goroutines whose time slice ran out (sysmon, stop-the-world)."),
+      extra("/sched/preemptions/honored:preemptions", Kind.COUNTER, "Count of preemption"
+          + " requests that a goroutine honored at a poll by yielding."),
+      extra("/sched/timeslice/overruns:overruns", Kind.COUNTER, "Count of times sysmon found a P"
+          + " running the same time slice for longer than the time slice: Gs over the time"
+          + " slice."),
+      extra("/sched/steals:steals", Kind.COUNTER,
+          "Count of successful work-stealing operations between Ps."),
+      extra("/sched/steals/goroutines:goroutines", Kind.COUNTER,
+          "Count of goroutines moved between Ps by work stealing."),
+      extra("/sched/runnext/hits:goroutines", Kind.COUNTER, "Count of goroutines run from a P's"
+          + " runnext slot, inheriting the time slice."),
+      extra("/sched/syscalls/handoffs:handoffs", Kind.COUNTER,
+          "Count of Ps handed off from a goroutine blocked in a system call to another thread."),
+      extra("/sched/runqueue/global:goroutines", Kind.GAUGE,
+          "Approximate length of the global run queue."),
+      extra("/sched/runqueue/local:goroutines", Kind.PER_P, "Approximate length of each P's"
+          + " local run queue, runnext included, indexed by P id."),
+      extra("/sched/procs/idle:procs", Kind.GAUGE, "Count of Ps on the idle list."),
+      extra("/sched/threads/idle:threads", Kind.GAUGE,
+          "Count of threads parked on the idle list."),
+      extra("/sched/threads/spinning:threads", Kind.GAUGE,
+          "Count of threads holding a P and looking for work to steal."));
+
+  private static MetricDescription go(String name, Kind kind, String description) {
+    return new MetricDescription(name, description, kind, true);
+  }
+
+  private static MetricDescription extra(String name, Kind kind, String description) {
+    return new MetricDescription(name, description, kind, false);
+  }
 
   /** Gs in the not-in-go state (syscalls); the syscall hand-off does not exist yet. */
   private static long notInGo(Sched s) {
@@ -30,8 +104,11 @@ final class SchedMetrics {
   static Map<String, Object> read(Sched s) {
     long running = 0;
     long runnable = s.runqsize();
-    for (Processor pp : s.allp) {
-      runnable += pp.runqSize() + (pp.hasRunnext() ? 1 : 0);
+    Processor[] allp = s.allp;
+    long[] perP = new long[allp.length];
+    for (int i = 0; i < allp.length; i++) {
+      perP[i] = allp[i].runqSize() + (allp[i].hasRunnext() ? 1 : 0);
+      runnable += perP[i];
     }
     for (Machine mp = s.allm; mp != null; mp = mp.alllink) {
       Goroutine g = mp.curg;
@@ -57,10 +134,27 @@ final class SchedMetrics {
         new Float64Histogram(bounds, s.stwStopping.counts()));
     m.put("/sched/pauses/total/other:seconds", new Float64Histogram(bounds, s.stwTotal.counts()));
     m.put("/sched/threads/total:threads", (long) s.mcount());
-    // gmp4j extras, in Go's naming style.
+    long runnextHits = 0;
+    long steals = 0;
+    long stolen = 0;
+    for (Machine mp = s.allm; mp != null; mp = mp.alllink) {
+      runnextHits += mp.runnextHits();
+      steals += mp.steals();
+      stolen += mp.stolen();
+    }
+    m.put("/sched/gomaxprocs/changes:changes", s.gomaxprocsChanges.sum());
     m.put("/sched/preemptions/requested:preemptions", s.preemptRequested.sum());
     m.put("/sched/preemptions/honored:preemptions", s.preemptHonored.sum());
-    m.put("/sched/gomaxprocs/changes:changes", s.gomaxprocsChanges.sum());
+    m.put("/sched/timeslice/overruns:overruns", s.timesliceOverruns.sum());
+    m.put("/sched/steals:steals", steals);
+    m.put("/sched/steals/goroutines:goroutines", stolen);
+    m.put("/sched/runnext/hits:goroutines", runnextHits);
+    m.put("/sched/syscalls/handoffs:handoffs", s.syscallHandoffs.sum());
+    m.put("/sched/runqueue/global:goroutines", (long) s.runqsize());
+    m.put("/sched/runqueue/local:goroutines", perP);
+    m.put("/sched/procs/idle:procs", (long) s.npidle);
+    m.put("/sched/threads/idle:threads", (long) s.nmidle);
+    m.put("/sched/threads/spinning:threads", (long) s.nmspinning.get());
     return Collections.unmodifiableMap(m);
   }
 }

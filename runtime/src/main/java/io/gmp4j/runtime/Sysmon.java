@@ -140,6 +140,7 @@ final class Sysmon extends Thread {
         pdSchedtick[i] = t;
         pdSchedwhen[i] = now;
       } else if (now - pdSchedwhen[i] >= forcePreemptNs) {
+        sched.timesliceOverruns.increment();
         Preempt.preemptOne(pp);
       }
     }
