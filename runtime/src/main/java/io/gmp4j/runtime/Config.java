@@ -35,6 +35,8 @@ public final class Config {
     KEYS.put("preempt.include", "class-name globs separated by ; or |, e.g. com.acme.*");
     KEYS.put("preempt.exclude", "class-name globs separated by ; or |, e.g. com.acme.gen.*");
     KEYS.put("preempt.prologue", "0 or 1");
+    KEYS.put("exporter.port", "a TCP port 1-65535 for the agent's HTTP endpoint, 0 for off");
+    KEYS.put("exporter.host", "the address the endpoint binds to, e.g. 127.0.0.1 or 0.0.0.0");
   }
 
   /** Keys that GMPDEBUG may set, as GODEBUG sets Go's. */
@@ -71,6 +73,12 @@ public final class Config {
         }
         case "schedtrace" -> {
           if (Integer.parseInt(v) < 0) {
+            throw new NumberFormatException();
+          }
+        }
+        case "exporter.port" -> {
+          int port = Integer.parseInt(v);
+          if (port < 0 || port > 65535) {
             throw new NumberFormatException();
           }
         }
