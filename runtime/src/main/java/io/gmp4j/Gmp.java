@@ -37,6 +37,22 @@ public final class Gmp {
   }
 
   /**
+   * Runs {@code call} as a blocking system call (Go's entersyscall / exitsyscall): while it
+   * blocks this goroutine's carrier, sysmon may hand the goroutine's P to another carrier so
+   * that the other goroutines keep running. For JNI and FFM calls, and anything else that blocks
+   * a carrier without the JDK knowing (the agent already marks the JDK's own blocking calls).
+   * From a thread that is not a goroutine it just calls {@code call}.
+   */
+  public static <T> T syscall(java.util.concurrent.Callable<T> call) throws Exception {
+    boolean entered = io.gmp4j.runtime.Hooks.enterSyscall();
+    try {
+      return call.call();
+    } finally {
+      io.gmp4j.runtime.Hooks.exitSyscall(entered);
+    }
+  }
+
+  /**
    * Go's {@code runtime.Gosched}: yields the processor; the goroutine goes to the tail of the
    * global run queue. From a platform thread, this is {@link Thread#yield()}.
    */

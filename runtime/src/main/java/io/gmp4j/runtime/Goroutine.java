@@ -102,6 +102,9 @@ final class Goroutine implements Executor {
    */
   private volatile boolean preempt;
 
+  /** Nesting depth of syscall brackets; only the G itself touches it. */
+  int syscallDepth;
+
   /** When the G last started waiting (Go's waitsince); written with waitReason. Racy. */
   volatile long waitSince;
 
@@ -131,19 +134,20 @@ final class Goroutine implements Executor {
   }
 
   /**
-   * Moves the G to runnable from idle, waiting or running, bumping the sequence. Returns false if
-   * it already is runnable (a duplicate submit) or dead. Any thread.
+   * Moves the G to runnable from idle, waiting, running or syscall (a thread that parked inside
+   * a syscall bracket), bumping the sequence. Returns the status it had, or -1 if it already is
+   * runnable (a duplicate submit) or dead. Any thread.
    */
-  boolean casToRunnable() {
+  int casToRunnable() {
     for (; ; ) {
       long s = state; // volatile read; pairs with the CASes below
       int st = (int) s & 0xff;
       if (st == RUNNABLE || st == DEAD) {
-        return false;
+        return -1;
       }
       long next = (((s >>> 8) + 1) << 8) | RUNNABLE;
       if (STATE.compareAndSet(this, s, next)) { // publishes the enqueue that follows
-        return true;
+        return st;
       }
     }
   }
@@ -185,6 +189,20 @@ final class Goroutine implements Executor {
   /** true→false; true if this call consumed or cancelled the request. Any thread. */
   boolean tryClearPreempt() {
     return preempt && PREEMPT.compareAndSet(this, true, false);
+  }
+
+  /** running → syscall, keeping the sequence. Called only by the G itself (entersyscall). */
+  boolean casRunningToSyscall() {
+    long s = state;
+    return ((int) s & 0xff) == RUNNING && STATE.compareAndSet(this, s, (s & ~0xffL) | SYSCALL);
+  }
+
+  /** syscall → running, keeping the sequence. Called only by the G itself (exitsyscall). */
+  void casSyscallToRunning() {
+    long s = state;
+    if (((int) s & 0xff) != SYSCALL || !STATE.compareAndSet(this, s, (s & ~0xffL) | RUNNING)) {
+      throw new InternalError("exitsyscall: G" + goid + " bad status " + ((int) s & 0xff));
+    }
   }
 
   /** Marks a G dead whatever it was doing; only for a G whose thread has terminated. */

@@ -51,6 +51,27 @@ public final class Hooks {
     return false;
   }
 
+  /**
+   * Advice before a JDK call that blocks its carrier (Blocker.begin, FileInputStream.read...):
+   * Go's entersyscall. Returns the token for {@link #exitSyscall}. Never throws.
+   */
+  public static boolean enterSyscall() {
+    try {
+      return Syscall.enter();
+    } catch (Throwable t) {
+      return false;
+    }
+  }
+
+  /** Advice after such a call: Go's exitsyscall. Never throws. */
+  public static void exitSyscall(boolean entered) {
+    try {
+      Syscall.exit(entered);
+    } catch (Throwable t) {
+      // the call's own result or exception stands
+    }
+  }
+
   /** Starts the scheduler and sysmon. Throws with gmp4j's message if it cannot run here. */
   public static void start() {
     Sched.get();

@@ -41,6 +41,9 @@ final class Machine extends Thread {
   /** Held P (Go's m.p). Written only by this M; racy reads by observers and by its running G. */
   volatile Processor p;
 
+  /** The P this M left in a syscall (Go's m.oldp). Written only by this M (its G). */
+  private Processor oldp;
+
   /** The P to acquire on wake-up (Go's m.nextp). Written by the waker before unpark. */
   private volatile Processor nextp;
 
@@ -111,6 +114,9 @@ final class Machine extends Thread {
   /** Go's schedule: one round per G run. Never returns. */
   private void schedule() {
     for (; ; ) {
+      if (p == null) {
+        stopM(); // its G's syscall outlived the P (sysmon handed it off): wait for one
+      }
       Goroutine gp = findRunnable();
       // This M is about to run a G; if it was the last spinner, another must take its place.
       if (spinning) {
@@ -399,6 +405,53 @@ final class Machine extends Thread {
     Processor pp = nextp;
     nextp = null;
     acquireP(pp);
+  }
+
+  /**
+   * The M half of entersyscall: unwires pp and leaves it in {@code _Psyscall} for sysmon. Called
+   * only by this M's G. See 'Syscall'.
+   */
+  void enterSyscall(Processor pp) {
+    oldp = pp;
+    pp.m = null;
+    p = null;
+    pp.status = Processor.SYSCALL; // volatile: publishes the unwiring to sysmon's CAS
+    if (sched.gcwaiting && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP)) {
+      sched.stopOneP(); // Go's entersyscallHandleGCWait
+    }
+    sched.wakeSysmon();
+  }
+
+  /**
+   * exitsyscall's fast and slow paths: the old P back if sysmon left it, else an idle P.
+   * Returns false if there is none. Called only by this M's G.
+   */
+  boolean exitSyscallFast() {
+    Processor pp = oldp;
+    oldp = null;
+    if (pp != null && pp.status == Processor.SYSCALL
+        && pp.casStatus(Processor.SYSCALL, Processor.IDLE)) {
+      acquireP(pp);
+      pp.syscalltick++; // single writer: the M that holds the P
+      return true;
+    }
+    return tryAcquireIdleP();
+  }
+
+  /** Takes an idle P, if any, for this M. Called only by this M or its G. */
+  boolean tryAcquireIdleP() {
+    Processor pp;
+    sched.lock.lock();
+    try {
+      pp = sched.gcwaiting ? null : sched.pidleget();
+    } finally {
+      sched.lock.unlock();
+    }
+    if (pp == null) {
+      return false;
+    }
+    acquireP(pp);
+    return true;
   }
 
   /** Go's notewakeup half of startm. Called by Sched.startM after taking this M off the list. */

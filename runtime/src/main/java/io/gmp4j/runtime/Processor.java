@@ -38,6 +38,8 @@ import java.util.concurrent.ThreadLocalRandom;
 final class Processor {
   static final int IDLE = 0;
   static final int RUNNING = 1;
+  /** Go 1.25's _Psyscall (Go 1.26 reads "in a syscall" off the G instead); see Syscall. */
+  static final int SYSCALL = 2;
   static final int GCSTOP = 3;
   static final int DEAD = 4;
 
@@ -49,6 +51,7 @@ final class Processor {
   private static final VarHandle RUNQ_TAIL;
   private static final VarHandle RUNNEXT;
   private static final VarHandle SCHEDTICK;
+  private static final VarHandle STATUS;
 
   static {
     try {
@@ -57,6 +60,7 @@ final class Processor {
       RUNQ_TAIL = l.findVarHandle(Processor.class, "runqtail", int.class);
       RUNNEXT = l.findVarHandle(Processor.class, "runnext", Goroutine.class);
       SCHEDTICK = l.findVarHandle(Processor.class, "schedtick", int.class);
+      STATUS = l.findVarHandle(Processor.class, "status", int.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -72,6 +76,14 @@ final class Processor {
    * read racily by thieves, sysmon and schedtrace.
    */
   volatile int status = GCSTOP;
+
+  /**
+   * The CAS that arbitrates a P in a syscall between sysmon (retake, stop-the-world) and the M
+   * that left it there (exitsyscall). Any thread.
+   */
+  boolean casStatus(int from, int to) {
+    return STATUS.compareAndSet(this, from, to);
+  }
 
   /** The M that holds this P, or null. Written by that M and under sched.lock; racy reads. */
   volatile Machine m;
@@ -93,7 +105,7 @@ final class Processor {
    */
   volatile boolean preempt;
 
-  /** Go's syscalltick; incremented by the owner (later: on each syscall). Racy reads. */
+  /** Go's syscalltick: syscalls completed on this P. Incremented by exitsyscall; racy reads. */
   volatile int syscalltick;
 
   private final Goroutine[] runq = new Goroutine[RUNQ_SIZE];

@@ -174,6 +174,9 @@ public final class Sched {
   /** Ps handed off from syscalls (extra metric). */
   final LongAdder syscallHandoffs = new LongAdder();
 
+  /** Gs in a syscall: /sched/goroutines/not-in-go (Go's nGsyscallNoP, plus those with a P). */
+  final LongAdder nGsyscall = new LongAdder();
+
   /** Go's sched.customGOMAXPROCS: the user chose GOMAXPROCS, so sysmon does not follow CPUs. */
   volatile boolean customGomaxprocs;
 
@@ -228,8 +231,12 @@ public final class Sched {
 
   /** Go's ready: see 'Readying a G'. Any thread; never blocks but on sched.lock. */
   void ready(Goroutine gp) {
-    if (!gp.casToRunnable()) {
+    int was = gp.casToRunnable();
+    if (was < 0) {
       return; // already queued: the queued entry will run it
+    }
+    if (was == Goroutine.SYSCALL) {
+      nGsyscall.decrement(); // it parked inside a syscall bracket; its P was left for sysmon
     }
     if ((gp.trackingSeq++ & 7) == 0) {
       gp.trackingStamp = System.nanoTime();
@@ -320,6 +327,65 @@ public final class Sched {
     Sysmon sm = sysmon;
     if (sm != null) {
       sm.wake(); // a P is about to run: sysmon must watch it (Go wakes it in exitsyscall)
+    }
+  }
+
+  /** Ends sysmon's deep sleep (Go: entersyscall wakes a waiting sysmon). Any thread. */
+  void wakeSysmon() {
+    Sysmon sm = sysmon;
+    if (sm != null) {
+      sm.wake();
+    }
+  }
+
+  /**
+   * Go's handoffp: gives P {@code pp} (idle, on no list, no M) to an M if there is anything for
+   * it to do, else puts it on the idle list. Any thread; must not hold sched.lock.
+   */
+  void handoffP(Processor pp) {
+    // if it has local work, start it straight away
+    if (!pp.runqEmpty() || runqsize != 0) {
+      startM(pp, false);
+      return;
+    }
+    // no local work, check that there are no spinning/idle M's, otherwise our help is not
+    // required
+    if (nmspinning.get() + npidle == 0 && nmspinning.compareAndSet(0, 1)) {
+      startM(pp, true);
+      return;
+    }
+    lock.lock();
+    try {
+      if (gcwaiting) {
+        pp.status = Processor.GCSTOP;
+        stopOnePLocked();
+        return;
+      }
+      if (runqsize == 0) {
+        // Go also starts an M here for the last running P when nobody polls the network; the
+        // JDK polls sockets itself, so there is no network poller to keep alive.
+        pidleput(pp);
+        return;
+      }
+    } finally {
+      lock.unlock();
+    }
+    startM(pp, false);
+  }
+
+  /** A P stopped for a pending stop-the-world outside gcstopm. Takes sched.lock. */
+  void stopOneP() {
+    lock.lock();
+    try {
+      stopOnePLocked();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void stopOnePLocked() {
+    if (--stopwait == 0) {
+      stopnote.release();
     }
   }
 
@@ -594,6 +660,12 @@ public final class Sched {
       for (Processor pp; (pp = pidleget()) != null; ) {
         pp.status = Processor.GCSTOP;
         stopwait--;
+      }
+      // stop Ps in syscalls (their Ms find them gone at exitsyscall)
+      for (Processor pp : allp) {
+        if (pp.status == Processor.SYSCALL && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP)) {
+          stopwait--;
+        }
       }
       wait = stopwait > 0;
     } finally {

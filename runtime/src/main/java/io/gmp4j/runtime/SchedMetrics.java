@@ -89,17 +89,6 @@ final class SchedMetrics {
     return new MetricDescription(name, description, kind, false);
   }
 
-  /** Gs in the not-in-go state (syscalls); the syscall hand-off does not exist yet. */
-  private static long notInGo(Sched s) {
-    long n = 0;
-    for (Goroutine gp : s.allgs) {
-      if (gp.status() == Goroutine.SYSCALL) {
-        n++;
-      }
-    }
-    return n;
-  }
-
   /** Any thread. */
   static Map<String, Object> read(Sched s) {
     long running = 0;
@@ -116,7 +105,7 @@ final class SchedMetrics {
         running++;
       }
     }
-    long nonGo = notInGo(s);
+    long nonGo = Math.max(0, s.nGsyscall.sum());
     long total = s.allgs.size();
     long waiting = Math.max(0, total - (running + runnable + nonGo));
     double[] bounds = TimeHistogram.boundaries();

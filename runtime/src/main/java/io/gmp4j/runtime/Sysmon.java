@@ -39,6 +39,8 @@ final class Sysmon extends Thread {
 
   private int[] pdSchedtick = new int[0];
   private long[] pdSchedwhen = new long[0];
+  private int[] pdSyscalltick = new int[0];
+  private long[] pdSyscallwhen = new long[0];
 
   Sysmon(Sched sched, long forcePreemptNs, int schedtraceMs, boolean scheddetail,
       boolean followCpuLimit) {
@@ -118,17 +120,43 @@ final class Sysmon extends Thread {
   }
 
   /**
-   * Go's retake, its preemption half: returns the number of Ps taken from syscalls (none yet:
-   * the syscall hand-off comes with blocking calls). Called only by sysmon.
+   * Go's retake: hands off Ps whose G sits in a syscall (see 'Syscall') and asks Gs that
+   * overran their time slice to yield. Returns the number of Ps taken from syscalls. Called
+   * only by sysmon.
    */
   private int retake(long now) {
     Processor[] allp = sched.allp;
     if (pdSchedtick.length != allp.length) {
       pdSchedtick = new int[allp.length];
       pdSchedwhen = new long[allp.length];
+      pdSyscalltick = new int[allp.length];
+      pdSyscallwhen = new long[allp.length];
     }
+    int n = 0;
     for (int i = 0; i < allp.length; i++) {
       Processor pp = allp[i];
+      if (pp.status == Processor.SYSCALL) {
+        // Retake P from syscall if it's there for more than 1 sysmon tick (at least 20us).
+        int t = pp.syscalltick;
+        if (pdSyscalltick[i] != t) {
+          pdSyscalltick[i] = t;
+          pdSyscallwhen[i] = now;
+          continue;
+        }
+        // On the one hand we don't want to retake Ps if there is no other work to do, but on
+        // the other hand we want to retake them eventually because they can prevent the
+        // sysmon thread from deep sleep.
+        if (pp.runqEmpty() && sched.nmspinning.get() + sched.npidle > 0
+            && now - pdSyscallwhen[i] < 10_000_000L) {
+          continue;
+        }
+        if (pp.casStatus(Processor.SYSCALL, Processor.IDLE)) { // pairs with exitSyscallFast
+          n++;
+          sched.syscallHandoffs.increment();
+          sched.handoffP(pp);
+        }
+        continue;
+      }
       if (pp.status != Processor.RUNNING) {
         continue;
       }
@@ -144,6 +172,6 @@ final class Sysmon extends Thread {
         Preempt.preemptOne(pp);
       }
     }
-    return 0;
+    return n;
   }
 }

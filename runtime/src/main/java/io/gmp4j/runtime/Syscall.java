@@ -1,0 +1,98 @@
+package io.gmp4j.runtime;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Blocking calls: Go's entersyscall / exitsyscall (proc.go reentersyscall, exitsyscall,
+ * exitsyscallfast, exitsyscall0) for a G that is about to block its carrier in the kernel.
+ *
+ * <h2>Implementation overview</h2>
+ *
+ * A JDK 25 virtual thread that reads a file, waits for a process or resolves a host name keeps its
+ * carrier blocked for the duration (the JDK's compensation works only on ForkJoinPool carriers).
+ * Go's answer: the M keeps blocking, but its P can be taken away and handed to another M.
+ *
+ * <ol>
+ *   <li>entersyscall (the G itself, on its M): the G goes running → syscall; the M records the
+ *       P's syscalltick, unwires the P ({@code pp.m = null}, {@code m.p = null}, {@code m.oldp =
+ *       pp}) and marks it {@code _Psyscall}. The P is not idle: nobody may take it yet.
+ *   <li>sysmon (retake) sees a P in {@code _Psyscall} whose syscalltick it has seen before (so
+ *       the call lasted at least one sysmon cycle, 20us or more) and, per Go's rule, unless the P
+ *       has no local work, some P is idle or spinning and the call is under 10ms old, CASes it
+ *       {@code _Psyscall → _Pidle} and hands it off (Sched.handoffP): another M, new if need be,
+ *       runs the P's Gs. So 200 Gs blocked in reads give about 200 threads, and the rest of the
+ *       program keeps its GOMAXPROCS.
+ *   <li>exitsyscall, fast path: CAS the old P {@code _Psyscall → _Pidle} and wire it again; the
+ *       syscalltick counts the call. Not a scheduling point, as in Go.
+ *   <li>slow path: take an idle P if there is one.
+ *   <li>slowest path: no P. Go puts the G on the global queue and stops the M; here the G yields
+ *       its virtual thread ({@code Thread.yield}), the M sees that the thread yielded while the
+ *       M holds no P and puts the G on the global queue, and the M then stops (stopM) until it
+ *       is handed a P. If the thread cannot yield (it is pinned), it parks its carrier until an
+ *       idle P turns up, checking every 50us.
+ * </ol>
+ *
+ * The one CAS on the P's status arbitrates between sysmon and exitsyscall. Go 1.26 moved that
+ * arbitration to the G's status ({@code setBlockOnExitSyscall}) and prints such a P as running;
+ * gmp4j keeps the classic {@code _Psyscall} P status (2, as Go 1.25 printed it), the simplest
+ * correct arbitration with one word.
+ *
+ * <p>Nested calls (a FileInputStream read inside a Blocker-bracketed call, say) count a depth;
+ * only the outermost enters and exits. A call on a thread that is not one of our Gs does nothing.
+ */
+final class Syscall {
+  private Syscall() {}
+
+  /**
+   * Go's entersyscall for the current thread. Returns whether the matching {@link #exit} has
+   * anything to undo. Any thread; never throws.
+   */
+  static boolean enter() {
+    Thread t = Thread.currentThread();
+    if (!t.isVirtual() || !(VirtualThreads.scheduler(t) instanceof Goroutine gp)) {
+      return false;
+    }
+    if (gp.syscallDepth++ > 0) {
+      return true; // nested: the outermost call has entered already
+    }
+    Machine mp = gp.m; // exact: gp runs on mp
+    Processor pp = mp == null ? null : mp.p;
+    if (pp == null || !gp.casRunningToSyscall()) {
+      return true; // no P to hand off (it was taken already); exit undoes only the depth
+    }
+    gp.sched.nGsyscall.increment();
+    mp.enterSyscall(pp);
+    return true;
+  }
+
+  /** Go's exitsyscall; {@code entered} is what {@link #enter} returned. Never throws. */
+  static void exit(boolean entered) {
+    if (!entered) {
+      return;
+    }
+    Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+    if (--gp.syscallDepth > 0 || gp.status() != Goroutine.SYSCALL) {
+      return;
+    }
+    Sched sched = gp.sched;
+    Machine mp = gp.m;
+    sched.nGsyscall.decrement();
+    if (mp.exitSyscallFast()) {
+      gp.casSyscallToRunning();
+      return;
+    }
+    // Slowest path: no P for this M. The G yields; the M, holding no P, queues it globally and
+    // stops (see the overview).
+    gp.casSyscallToRunning();
+    Thread.yield();
+    if (mp.p == null && gp.m == mp) {
+      // The yield failed (the thread is pinned): this M must not run Go code without a P.
+      for (; ; ) {
+        if (mp.tryAcquireIdleP()) {
+          return;
+        }
+        LockSupport.parkNanos(50_000);
+      }
+    }
+  }
+}
