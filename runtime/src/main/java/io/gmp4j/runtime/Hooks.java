@@ -63,6 +63,15 @@ public final class Hooks {
     }
   }
 
+  /**
+   * Advice after such a call when the token cannot travel from the enter advice (a JDK pair of
+   * methods such as Blocker.begin/end): exits the current G's innermost syscall bracket, if it
+   * is in one. Never throws.
+   */
+  public static void exitSyscall() {
+    exitSyscall(true);
+  }
+
   /** Advice after such a call: Go's exitsyscall. Never throws. */
   public static void exitSyscall(boolean entered) {
     try {

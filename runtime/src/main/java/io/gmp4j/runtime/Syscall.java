@@ -70,7 +70,11 @@ final class Syscall {
     if (!entered) {
       return;
     }
-    Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+    Thread t = Thread.currentThread();
+    if (!t.isVirtual() || !(VirtualThreads.scheduler(t) instanceof Goroutine gp)
+        || gp.syscallDepth == 0) {
+      return; // not ours, or an exit without its enter (advice on a JDK method that threw)
+    }
     if (--gp.syscallDepth > 0 || gp.status() != Goroutine.SYSCALL) {
       return;
     }
