@@ -37,6 +37,32 @@ public final class Gmp {
   }
 
   /**
+   * Go's {@code runtime.LockOSThread}: wires this goroutine to its carrier thread. It always runs
+   * there, and no other goroutine runs there, until {@link #unlockOSThread} was called as often
+   * as this. A goroutine that ends while locked takes its carrier thread with it. Calls nest.
+   * From a platform thread it does nothing.
+   */
+  public static void lockOSThread() {
+    Sched.get();
+    io.gmp4j.runtime.Hooks.lockOSThread();
+  }
+
+  /** Go's {@code runtime.UnlockOSThread}: undoes one {@link #lockOSThread}; a no-op at zero. */
+  public static void unlockOSThread() {
+    io.gmp4j.runtime.Hooks.unlockOSThread();
+  }
+
+  /**
+   * Go's {@code debug.SetMaxThreads}: the limit on gmp4j's carrier threads (default 10000, or the
+   * {@code maxthreads} option); returns the previous one. Past the limit the program dies as
+   * Go's does ({@code fatal error: thread exhaustion}, exit status 2), unless
+   * {@code maxthreads.exceeded=queue} was chosen.
+   */
+  public static int setMaxThreads(int n) {
+    return Sched.get().setMaxThreads(n);
+  }
+
+  /**
    * Runs {@code call} as a blocking system call (Go's entersyscall / exitsyscall): while it
    * blocks this goroutine's carrier, sysmon may hand the goroutine's P to another carrier so
    * that the other goroutines keep running. For JNI and FFM calls, and anything else that blocks

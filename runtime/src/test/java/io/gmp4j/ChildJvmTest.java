@@ -298,4 +298,38 @@ class ChildJvmTest {
       p.destroyForcibly();
     }
   }
+
+  // ------------------------------------------------------------------------------------------
+  // Go's TestThreadExhaustion (crash_test.go, testprog ThreadExhaustion)
+
+  /** SetMaxThreads(10), then 100 goroutines that each lock their thread and block forever. */
+  public static final class ThreadExhaustion {
+    public static void main(String[] args) throws Exception {
+      Gmp.setMaxThreads(10);
+      java.util.concurrent.SynchronousQueue<Integer> c = new java.util.concurrent.SynchronousQueue<>();
+      for (int i = 0; i < 100; i++) {
+        Gmp.go(() -> {
+          Gmp.lockOSThread();
+          try {
+            c.put(0);
+            new CountDownLatch(1).await(); // select {}
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+        c.take();
+      }
+      System.out.println("no thread exhaustion");
+    }
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void testThreadExhaustion() throws Exception {
+    Result r = run(List.of(ADD_OPENS), Map.of(), ThreadExhaustion.class, "exhaust", 40);
+    assertEquals(2, r.exit(), r.toString());
+    assertTrue(r.err().startsWith(
+        "runtime: program exceeds 10-thread limit\nfatal error: thread exhaustion"),
+        r.toString());
+  }
 }

@@ -129,7 +129,8 @@ class SyscallTest {
     try {
       assertTrue(GmpTesting.poll(10_000,
           () -> metric("/sched/goroutines/not-in-go:goroutines") >= base + 10),
-          "not-in-go never reached 10\n" + Gmp.schedtrace(true));
+          "not-in-go never reached base " + base + " + 10: "
+              + metric("/sched/goroutines/not-in-go:goroutines") + "\n" + Gmp.schedtrace(true));
       long n = metric("/sched/goroutines/not-in-go:goroutines") - base;
       assertTrue(n >= 10 && n <= 14, "not-in-go " + n + ", want [10, 14]");
     } finally {

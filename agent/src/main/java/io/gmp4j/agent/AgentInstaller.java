@@ -70,6 +70,9 @@ import net.bytebuddy.pool.TypePool;
  *   <li>Unless {@code asyncpreemptoff=1}, register the {@link PreemptPollTransformer} for classes
  *       loaded from now on. Failing here is not fatal: gmp4j then runs without preemption, as
  *       with asyncpreemptoff=1, and says so.
+ *   <li>Register the {@code io.gmp4j:type=Scheduler} MXBean, and start the HTTP endpoint if
+ *       {@code exporter.port} is set ({@link io.gmp4j.agent.exporter.Endpoint}). Never fatal:
+ *       a failure is one line, and gmp4j and the app run on without the endpoint.
  * </ol>
  *
  * A second {@code agentmain} (or an attach after {@code -javaagent}) finds the agent installed and
@@ -155,6 +158,7 @@ final class AgentInstaller {
       if (!options.flag("asyncpreemptoff")) { // step 9
         installPolls(inst, options);
       }
+      startExporter(); // step 10
     } catch (Throwable thrown) {
       Throwable t = thrown instanceof InvocationTargetException && thrown.getCause() != null
           ? thrown.getCause() : thrown;
@@ -231,6 +235,7 @@ final class AgentInstaller {
           .transform((b, type, loader, module, domain) ->
               b.visit(fjwtAdvice.on(ForkJoinWorkerThreadInstrumentation.hasKnownQueuedWork())));
     }
+    builder = SyscallInstrumentations.register(builder, pool, locator); // DESIGN.md section 5
     builder.installOn(inst);
 
     if (!listener.wasTransformed(VirtualThreadInstrumentation.TYPE)) {
@@ -267,6 +272,24 @@ final class AgentInstaller {
       } else {
         System.setProperty(key, previous);
       }
+    }
+  }
+
+  /**
+   * Step 10. The options are read back from the {@code gmp.<key>} system properties of step 3,
+   * which also hold a {@code -Dgmp.exporter.port}. Never throws.
+   */
+  private static void startExporter() {
+    try {
+      String line = io.gmp4j.agent.exporter.Exporters.start(
+          System.getProperty("gmp.exporter.host"), System.getProperty("gmp.exporter.port"),
+          Stderr::line);
+      if (line != null) {
+        Stderr.line(line);
+      }
+    } catch (Throwable t) {
+      Stderr.line("gmp4j: exporter: could not start: " + Stderr.describe(t)
+          + "; the app keeps running without the endpoint");
     }
   }
 

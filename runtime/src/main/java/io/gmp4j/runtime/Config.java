@@ -35,6 +35,10 @@ public final class Config {
     KEYS.put("preempt.include", "class-name globs separated by ; or |, e.g. com.acme.*");
     KEYS.put("preempt.exclude", "class-name globs separated by ; or |, e.g. com.acme.gen.*");
     KEYS.put("preempt.prologue", "0 or 1");
+    KEYS.put("maxthreads", "a positive integer: the limit on gmp4j's threads (Go's SetMaxThreads)");
+    KEYS.put("maxthreads.exceeded", "fatal (Go: print and exit 2) or queue (start no thread)");
+    KEYS.put("idlethreadtimeout", "a duration such as 30s: how long an idle thread waits before"
+        + " it exits (at least 100us)");
     KEYS.put("exporter.port", "a TCP port 1-65535 for the agent's HTTP endpoint, 0 for off");
     KEYS.put("exporter.host", "the address the endpoint binds to, e.g. 127.0.0.1 or 0.0.0.0");
   }
@@ -66,7 +70,15 @@ public final class Config {
     String v = value == null ? "" : value.trim();
     try {
       switch (key) {
-        case "gomaxprocs" -> {
+        case "maxthreads.exceeded" -> {
+          if (!v.equals("fatal") && !v.equals("queue")) {
+            throw new NumberFormatException();
+          }
+        }
+        case "idlethreadtimeout" -> {
+          return parseDuration(v) + "ns";
+        }
+        case "gomaxprocs", "maxthreads" -> {
           if (Integer.parseInt(v) < 1) {
             throw new NumberFormatException();
           }
@@ -201,6 +213,20 @@ public final class Config {
   static long timesliceNanos() {
     String v = get("timeslice");
     return v == null ? 10_000_000L : Long.parseLong(v.substring(0, v.length() - 2));
+  }
+
+  static int maxThreads() {
+    String v = get("maxthreads");
+    return v == null ? 10000 : Integer.parseInt(v);
+  }
+
+  static boolean queueOnThreadLimit() {
+    return "queue".equals(get("maxthreads.exceeded"));
+  }
+
+  static long idleThreadTimeoutNanos() {
+    String v = get("idlethreadtimeout");
+    return v == null ? 30_000_000_000L : Long.parseLong(v.substring(0, v.length() - 2));
   }
 
   static int schedtraceMillis() {

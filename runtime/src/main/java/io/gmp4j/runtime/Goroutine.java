@@ -102,6 +102,9 @@ final class Goroutine implements Executor {
    */
   private volatile boolean preempt;
 
+  /** Go's gp.lockedm: the M this G is locked to. Written by the G; read by any M. */
+  volatile Machine lockedm;
+
   /** Nesting depth of syscall brackets; only the G itself touches it. */
   int syscallDepth;
 

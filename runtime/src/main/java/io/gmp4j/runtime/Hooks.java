@@ -81,6 +81,21 @@ public final class Hooks {
     }
   }
 
+  /** Go's runtime.LockOSThread, for io.gmp4j.Gmp. */
+  public static void lockOSThread() {
+    LockOSThread.lock();
+  }
+
+  /** Go's runtime.UnlockOSThread, for io.gmp4j.Gmp. */
+  public static void unlockOSThread() {
+    LockOSThread.unlock();
+  }
+
+  /** The lock nesting count of the current G's M (Go's LockOSCounts), for io.gmp4j.Gmp. */
+  public static int lockOSThreadCount() {
+    return LockOSThread.lockCount();
+  }
+
   /** Starts the scheduler and sysmon. Throws with gmp4j's message if it cannot run here. */
   public static void start() {
     Sched.get();

@@ -35,9 +35,6 @@ final class Machine extends Thread {
   /** Go's m.id. Final. */
   final int id;
 
-  /** The allm list: the M created before this one. Final. */
-  final Machine alllink;
-
   /** Held P (Go's m.p). Written only by this M; racy reads by observers and by its running G. */
   volatile Processor p;
 
@@ -55,6 +52,18 @@ final class Machine extends Thread {
 
   /** The G being run (Go's m.curg). Written only by this M; read by its G and observers. */
   volatile Goroutine curg;
+
+  /**
+   * Go's m.lockedg and m.lockedExt: the G wired to this M by lockOSThread, and its nesting
+   * count. Written only by that G (on this M); read by this M and by others through
+   * Goroutine.lockedm. See 'LockOSThread' in {@link LockOSThread}.
+   */
+  volatile Goroutine lockedg;
+
+  int lockedExt;
+
+  /** Set when this M must exit after its run (its locked G ended). Confined to this M. */
+  private boolean exiting;
 
   /** The idle-M list. Under sched.lock. */
   Machine schedlink;
@@ -83,12 +92,11 @@ final class Machine extends Thread {
     return stolen;
   }
 
-  Machine(Sched sched, int id, Machine alllink, Processor nextp, boolean spinning) {
+  Machine(Sched sched, int id, Processor nextp, boolean spinning) {
     super("gmp-m" + id);
     setDaemon(true);
     this.sched = sched;
     this.id = id;
-    this.alllink = alllink;
     this.nextp = nextp;
     this.spinning = spinning;
   }
@@ -105,15 +113,37 @@ final class Machine extends Thread {
       nextp = null;
       acquireP(pp);
       schedule();
+    } catch (MExit e) {
+      // idle too long: stopM took this M off the idle list and counted it out
     } catch (Throwable t) {
       System.err.println("gmp4j: fatal error: M" + id + " died: " + t);
       t.printStackTrace();
     }
   }
 
-  /** Go's schedule: one round per G run. Never returns. */
+  /** Go's mexit, unwinding from stopM. Preallocated: no stack trace, no allocation. */
+  private static final class MExit extends Error {
+    private static final MExit INSTANCE = new MExit();
+
+    private MExit() {
+      super(null, null, false, false);
+    }
+  }
+
+  /** Go's schedule: one round per G run. Returns only when this M exits. */
   private void schedule() {
     for (; ; ) {
+      if (exiting) {
+        mexit();
+        return;
+      }
+      Goroutine locked = lockedg;
+      if (locked != null) {
+        // A locked G blocked or yielded: this M runs nothing else (Go's stoplockedm).
+        stopLockedM();
+        execute(locked, false);
+        continue;
+      }
       if (p == null) {
         stopM(); // its G's syscall outlived the P (sysmon handed it off): wait for one
       }
@@ -122,8 +152,53 @@ final class Machine extends Thread {
       if (spinning) {
         resetSpinning();
       }
+      Machine owner = gp.lockedm;
+      if (owner != null && owner != this) {
+        startLockedM(gp, owner);
+        continue;
+      }
       execute(gp, inheritTime);
     }
+  }
+
+  /**
+   * Go's stoplockedm: gives the P away (handoffp) and parks until the M that dequeues the
+   * locked G hands it a P. Called only by this M.
+   */
+  private void stopLockedM() {
+    parked = true; // before the G can be found by anyone: see startLockedM
+    Processor pp = p;
+    if (pp != null) {
+      sched.handoffP(releaseP());
+    }
+    sched.nmidlelocked.incrementAndGet();
+    while (nextp == null) {
+      LockSupport.park(this);
+      Thread.interrupted();
+    }
+    sched.nmidlelocked.decrementAndGet();
+    parked = false;
+    Processor next = nextp;
+    nextp = null;
+    acquireP(next);
+  }
+
+  /**
+   * Go's startlockedm: hands this M's P to the M that gp is locked to (gp, dequeued here, runs
+   * there) and stops. Called only by this M.
+   */
+  private void startLockedM(Goroutine gp, Machine owner) {
+    owner.nextp = releaseP(); // pairs with the nextp loop in stopLockedM
+    LockSupport.unpark(owner);
+    stopM();
+  }
+
+  /** Go's mexit for an M whose locked G ended: the P goes to another M; the thread ends. */
+  private void mexit() {
+    if (p != null) {
+      sched.handoffP(releaseP());
+    }
+    sched.mexit(this);
   }
 
   /** Go's execute plus the post-run half of gopark / goexit0. Called only by this M. */
@@ -160,6 +235,13 @@ final class Machine extends Thread {
     int js = VirtualThreads.state(gp.thread);
     if (js == VirtualThreads.TERMINATED) {
       sched.gdestroy(gp);
+      if (lockedg == gp) {
+        // The goroutine may have locked this thread because it put it in an unusual state.
+        // Kill it rather than returning it to the thread pool (Go's goexit0).
+        lockedg = null;
+        gp.lockedm = null;
+        exiting = true;
+      }
     } else if (gp.casFromRunning(ran, Goroutine.WAITING)) {
       gp.waitReason = WaitReasons.of(gp.thread, js);
       gp.waitSince = System.nanoTime();
@@ -371,15 +453,8 @@ final class Machine extends Thread {
       }
     }
     Processor pp = releaseP();
-    sched.lock.lock();
-    try {
-      pp.status = Processor.GCSTOP;
-      if (--sched.stopwait == 0) {
-        sched.stopnote.release();
-      }
-    } finally {
-      sched.lock.unlock();
-    }
+    pp.status = Processor.GCSTOP;
+    sched.stopOneP();
     stopM();
   }
 
@@ -398,8 +473,17 @@ final class Machine extends Thread {
     } finally {
       sched.lock.unlock();
     }
+    long deadline = System.nanoTime() + sched.idleThreadTimeoutNanos;
     while (parked) {
-      LockSupport.park(this);
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        if (sched.mremoveIdle(this)) {
+          throw MExit.INSTANCE; // idle too long: this thread ends (see run)
+        }
+        deadline = Long.MAX_VALUE; // a waker took this M meanwhile: it will unpark us
+        left = Long.MAX_VALUE;
+      }
+      LockSupport.parkNanos(this, left);
       Thread.interrupted(); // a stale carrier interrupt must not turn this into a busy loop
     }
     Processor pp = nextp;
@@ -423,8 +507,8 @@ final class Machine extends Thread {
   }
 
   /**
-   * exitsyscall's fast and slow paths: the old P back if sysmon left it, else an idle P.
-   * Returns false if there is none. Called only by this M's G.
+   * exitsyscall's fast path: the old P back, if sysmon left it. Returns false otherwise. Called
+   * only by this M's G, which must take no lock here (see 'Syscall').
    */
   boolean exitSyscallFast() {
     Processor pp = oldp;
@@ -435,7 +519,7 @@ final class Machine extends Thread {
       pp.syscalltick++; // single writer: the M that holds the P
       return true;
     }
-    return tryAcquireIdleP();
+    return false;
   }
 
   /** Takes an idle P, if any, for this M. Called only by this M or its G. */

@@ -78,8 +78,17 @@ public final class Sched {
   /** Go's randomizeScheduler (on with -race): perturbs run-queue order to flush out order bugs. */
   static final boolean RANDOMIZE = Boolean.getBoolean("gmp.randomizeScheduler");
 
-  /** Go's sched.maxmcount default. */
-  static final int MAX_M_COUNT = 10000;
+  /** Go's sched.maxmcount: the thread limit (setMaxThreads, option maxthreads). Racy reads. */
+  volatile int maxmcount = 10000;
+
+  /** Option maxthreads.exceeded=queue: past the limit, start no M instead of dying. */
+  volatile boolean queueOnThreadLimit;
+
+  /** How long an idle M waits before it exits (option idlethreadtimeout). */
+  volatile long idleThreadTimeoutNanos = 30_000_000_000L;
+
+  /** Ms parked with a locked G (Go's nmidlelocked), for schedtrace. */
+  final AtomicInteger nmidlelocked = new AtomicInteger();
 
   private static volatile Sched instance;
 
@@ -127,15 +136,23 @@ public final class Sched {
   /** Next M id; Ms created so far. Under lock. */
   private int mnext;
 
-  /** Newest M first, linked through Machine.alllink. Written under lock; racy reads walk it. */
-  volatile Machine allm;
+  /** Ms that exited (Go's nmfreed). Under lock. */
+  private int nmfreed;
+
+  /** Every live M, newest first (Go's allm). Written under lock; readers iterate a snapshot. */
+  final java.util.concurrent.CopyOnWriteArrayList<Machine> allm =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
 
   // --- stop-the-world ---
   /** Go's sched.gcwaiting: a stop-the-world wants every P. Written under lock; racy reads. */
   volatile boolean gcwaiting;
 
-  /** Ps still to stop. Under lock. */
-  int stopwait;
+  /**
+   * Ps still to stop. Set under lock by stopTheWorld; decremented atomically by whoever stops a
+   * P (gcstopm, handoffp, and entersyscall, which runs on a G and so must not take sched.lock:
+   * a contended lock would unmount the G in the middle of the protocol).
+   */
+  final AtomicInteger stopwait = new AtomicInteger();
 
   /** Released by the M that stops the last P. */
   final Semaphore stopnote = new Semaphore(0);
@@ -203,6 +220,9 @@ public final class Sched {
       VirtualThreads.checkAvailable();
       Sched s = new Sched(Config.gomaxprocs());
       s.customGomaxprocs = Config.customGomaxprocs();
+      s.maxmcount = Config.maxThreads();
+      s.queueOnThreadLimit = Config.queueOnThreadLimit();
+      s.idleThreadTimeoutNanos = Config.idleThreadTimeoutNanos();
       s.sysmon = new Sysmon(s, Config.timesliceNanos(), Config.schedtraceMillis(),
           Config.scheddetail(), true);
       s.sysmon.start();
@@ -310,8 +330,15 @@ public final class Sched {
       nmp = mget();
       if (nmp == null) {
         int id = mReserveId();
-        nmp = new Machine(this, id, allm, pp, spinning);
-        allm = nmp;
+        if (id < 0) { // maxthreads.exceeded=queue: the P waits for an M to free up
+          pidleput(pp);
+          if (spinning) {
+            nmspinning.decrementAndGet();
+          }
+          return;
+        }
+        nmp = new Machine(this, id, pp, spinning);
+        allm.add(0, nmp);
       }
     } finally {
       lock.unlock();
@@ -358,7 +385,7 @@ public final class Sched {
     try {
       if (gcwaiting) {
         pp.status = Processor.GCSTOP;
-        stopOnePLocked();
+        stopOneP();
         return;
       }
       if (runqsize == 0) {
@@ -373,18 +400,9 @@ public final class Sched {
     startM(pp, false);
   }
 
-  /** A P stopped for a pending stop-the-world outside gcstopm. Takes sched.lock. */
+  /** A P stopped for a pending stop-the-world. Any thread; takes no lock. */
   void stopOneP() {
-    lock.lock();
-    try {
-      stopOnePLocked();
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  private void stopOnePLocked() {
-    if (--stopwait == 0) {
+    if (stopwait.decrementAndGet() == 0) {
       stopnote.release();
     }
   }
@@ -395,19 +413,85 @@ public final class Sched {
     return sm != null && sm.sleeping();
   }
 
-  /** Go's mReserveID with checkmcount. Requires sched.lock. */
+  /**
+   * Go's mReserveID with checkmcount: the next M id, or -1 past the limit when the user chose
+   * to queue. Past the limit Go dies, and so do we by default. Requires sched.lock.
+   */
   private int mReserveId() {
-    if (mnext + 1 > MAX_M_COUNT) {
-      System.err.println("runtime: program exceeds " + MAX_M_COUNT + "-thread limit");
-      System.err.println("fatal error: thread exhaustion");
-      Runtime.getRuntime().halt(2);
+    if (mcount() + 1 > maxmcount) {
+      if (queueOnThreadLimit) {
+        return -1;
+      }
+      threadExhaustion();
     }
     return mnext++;
   }
 
-  /** Go's mcount: Ms created and not exited. Racy outside sched.lock. */
+  /** Go's checkmcount failure: the exact messages, then exit status 2 as Go's throw. */
+  private void threadExhaustion() {
+    System.err.println("runtime: program exceeds " + maxmcount + "-thread limit");
+    System.err.println("fatal error: thread exhaustion");
+    System.err.flush();
+    Runtime.getRuntime().halt(2);
+  }
+
+  /** Go's debug.SetMaxThreads: returns the previous limit and checks the new one at once. */
+  public int setMaxThreads(int n) {
+    lock.lock();
+    try {
+      int prev = maxmcount;
+      maxmcount = Math.max(1, n);
+      if (mcount() > maxmcount && !queueOnThreadLimit) {
+        threadExhaustion();
+      }
+      return prev;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Go's mcount: Ms created and not exited, plus sysmon (a system M in Go). Racy. */
   int mcount() {
-    return mnext;
+    return mnext - nmfreed + (sysmon != null ? 1 : 0);
+  }
+
+  /** Go's mexit bookkeeping: M {@code mp} is gone. Takes sched.lock. */
+  void mexit(Machine mp) {
+    lock.lock();
+    try {
+      allm.remove(mp);
+      nmfreed++;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * An idle M gives up: takes it off the idle list and counts it out, unless a waker took it
+   * first. Takes sched.lock.
+   */
+  boolean mremoveIdle(Machine mp) {
+    lock.lock();
+    try {
+      Machine prev = null;
+      for (Machine m = midle; m != null; prev = m, m = m.schedlink) {
+        if (m == mp) {
+          if (prev == null) {
+            midle = m.schedlink;
+          } else {
+            prev.schedlink = m.schedlink;
+          }
+          m.schedlink = null;
+          nmidle--;
+          allm.remove(mp);
+          nmfreed++;
+          return true;
+        }
+      }
+      return false;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Go's mput: puts an M on the idle list. Requires sched.lock. */
@@ -652,38 +736,34 @@ public final class Sched {
    * on a system thread, holding worldsema.
    */
   private void stopTheWorld() {
-    boolean wait;
     lock.lock();
     try {
+      stopwait.set(gomaxprocs); // before gcwaiting: every M that sees gcwaiting counts down
       gcwaiting = true;
-      stopwait = gomaxprocs;
       for (Processor pp; (pp = pidleget()) != null; ) {
         pp.status = Processor.GCSTOP;
-        stopwait--;
+        stopOneP();
       }
       // stop Ps in syscalls (their Ms find them gone at exitsyscall)
       for (Processor pp : allp) {
         if (pp.status == Processor.SYSCALL && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP)) {
-          stopwait--;
+          stopOneP();
         }
       }
-      wait = stopwait > 0;
     } finally {
       lock.unlock();
     }
     // An M spinning in stealWork sees gcwaiting at its next victim; a running G is asked to
     // yield at its next poll (Go's preemptall), or gives its P up when it next blocks.
-    if (wait) {
-      for (Processor pp : allp) {
-        if (pp.status == Processor.RUNNING) {
-          Preempt.preemptOne(pp);
-        }
+    for (Processor pp : allp) {
+      if (pp.status == Processor.RUNNING) {
+        Preempt.preemptOne(pp);
       }
-      stopnote.acquireUninterruptibly();
     }
+    stopnote.acquireUninterruptibly(); // released by whoever stops the last P, maybe us
     lock.lock();
     try {
-      if (stopwait != 0) {
+      if (stopwait.get() != 0) {
         throw new InternalError("stopTheWorld: not stopped (stopwait=" + stopwait + ")");
       }
       for (Processor pp : allp) {

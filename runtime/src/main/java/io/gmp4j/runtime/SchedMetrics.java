@@ -99,7 +99,7 @@ final class SchedMetrics {
       perP[i] = allp[i].runqSize() + (allp[i].hasRunnext() ? 1 : 0);
       runnable += perP[i];
     }
-    for (Machine mp = s.allm; mp != null; mp = mp.alllink) {
+    for (Machine mp : s.allm) {
       Goroutine g = mp.curg;
       if (g != null && g.status() == Goroutine.RUNNING) {
         running++;
@@ -126,7 +126,7 @@ final class SchedMetrics {
     long runnextHits = 0;
     long steals = 0;
     long stolen = 0;
-    for (Machine mp = s.allm; mp != null; mp = mp.alllink) {
+    for (Machine mp : s.allm) {
       runnextHits += mp.runnextHits();
       steals += mp.steals();
       stolen += mp.stolen();

@@ -35,7 +35,7 @@ final class SchedTrace {
           .append(" runqueue=").append(sched.runqsize());
       if (detailed) {
         sb.append(" gcwaiting=").append(sched.gcwaiting)
-            .append(" nmidlelocked=0 stopwait=").append(sched.stopwait)
+            .append(" nmidlelocked=").append(sched.nmidlelocked.get()).append(" stopwait=").append(sched.stopwait.get())
             .append(" sysmonwait=").append(sched.sysmonwait()).append('\n');
       }
       for (int i = 0; i < allp.length; i++) {
@@ -67,14 +67,14 @@ final class SchedTrace {
         sb.append("]\n");
         return sb.toString();
       }
-      for (Machine mp = sched.allm; mp != null; mp = mp.alllink) {
+      for (Machine mp : sched.allm) {
         Processor pp = mp.p;
         Goroutine g = mp.curg;
         sb.append("  M").append(mp.id).append(": p=").append(pp == null ? "nil" : pp.id)
             .append(" curg=").append(g == null ? "nil" : String.valueOf(g.goid))
             .append(" mallocing=0 throwing=0 preemptoff= locks=0 dying=0 spinning=")
             .append(mp.spinning).append(" blocked=").append(mp.blocked())
-            .append(" lockedg=nil\n");
+            .append(" lockedg=").append(mp.lockedg == null ? "nil" : String.valueOf(mp.lockedg.goid)).append('\n');
       }
     } finally {
       sched.lock.unlock();
@@ -86,7 +86,8 @@ final class SchedTrace {
       sb.append("  G").append(gp.goid).append(": status=").append(st).append('(')
           .append(gp.waitReason).append(") m=")
           .append(st == Goroutine.RUNNING && mp != null ? String.valueOf(mp.id) : "nil")
-          .append(" lockedm=nil\n");
+          .append(" lockedm=").append(gp.lockedm == null ? "nil" : String.valueOf(gp.lockedm.id))
+          .append('\n');
     });
     return sb.toString();
   }

@@ -24,7 +24,8 @@ import java.util.concurrent.locks.LockSupport;
  *       program keeps its GOMAXPROCS.
  *   <li>exitsyscall, fast path: CAS the old P {@code _Psyscall → _Pidle} and wire it again; the
  *       syscalltick counts the call. Not a scheduling point, as in Go.
- *   <li>slow path: take an idle P if there is one.
+ *   <li>slow path (Go: take an idle P): not taken on the G, which must not block on sched.lock
+ *       in mid-protocol; the next path's wakep puts an idle P to work instead.
  *   <li>slowest path: no P. Go puts the G on the global queue and stops the M; here the G yields
  *       its virtual thread ({@code Thread.yield}), the M sees that the thread yielded while the
  *       M holds no P and puts the G on the global queue, and the M then stops (stopM) until it
@@ -44,7 +45,7 @@ final class Syscall {
   private Syscall() {}
 
   /**
-   * Go's entersyscall for the current thread. Returns whether the matching {@link #exit} has
+   * Go's entersyscall for the current thread. Takes no lock: it runs on the G (see exit). Returns whether the matching {@link #exit} has
    * anything to undo. Any thread; never throws.
    */
   static boolean enter() {
@@ -85,8 +86,10 @@ final class Syscall {
       gp.casSyscallToRunning();
       return;
     }
-    // Slowest path: no P for this M. The G yields; the M, holding no P, queues it globally and
-    // stops (see the overview).
+    // No P for this M. The G yields; the M, holding no P, queues it globally and stops (see
+    // the overview). Go's slow path (grab an idle P) would take sched.lock here, on the G, and a
+    // contended lock would unmount the G in mid-protocol: the M's wakep finds the idle P
+    // instead.
     gp.casSyscallToRunning();
     Thread.yield();
     if (mp.p == null && gp.m == mp) {

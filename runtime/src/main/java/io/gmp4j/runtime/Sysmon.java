@@ -135,10 +135,28 @@ final class Sysmon extends Thread {
     int n = 0;
     for (int i = 0; i < allp.length; i++) {
       Processor pp = allp[i];
-      if (pp.status == Processor.SYSCALL) {
+      int st = pp.status;
+      boolean sysretake = false;
+      if (st == Processor.RUNNING || st == Processor.SYSCALL) {
+        // Preempt G if it's running on the same schedtick for too long. This could be from a
+        // single long-running goroutine or a sequence of goroutines run via runnext, which
+        // share a single schedtick time slice.
+        int t = pp.schedtick();
+        if (pdSchedtick[i] != t) {
+          pdSchedtick[i] = t;
+          pdSchedwhen[i] = now;
+        } else if (now - pdSchedwhen[i] >= forcePreemptNs) {
+          sched.timesliceOverruns.increment();
+          Preempt.preemptOne(pp);
+          // If pp is in a syscall, preemptone doesn't work: retake the P instead. A G that
+          // makes many short syscalls is nearly always caught mid-call.
+          sysretake = true;
+        }
+      }
+      if (st == Processor.SYSCALL) {
         // Retake P from syscall if it's there for more than 1 sysmon tick (at least 20us).
         int t = pp.syscalltick;
-        if (pdSyscalltick[i] != t) {
+        if (!sysretake && pdSyscalltick[i] != t) {
           pdSyscalltick[i] = t;
           pdSyscallwhen[i] = now;
           continue;
@@ -155,21 +173,6 @@ final class Sysmon extends Thread {
           sched.syscallHandoffs.increment();
           sched.handoffP(pp);
         }
-        continue;
-      }
-      if (pp.status != Processor.RUNNING) {
-        continue;
-      }
-      // Preempt G if it's running on the same schedtick for too long. This could be from a
-      // single long-running goroutine or a sequence of goroutines run via runnext, which
-      // share a single schedtick time slice.
-      int t = pp.schedtick();
-      if (pdSchedtick[i] != t) {
-        pdSchedtick[i] = t;
-        pdSchedwhen[i] = now;
-      } else if (now - pdSchedwhen[i] >= forcePreemptNs) {
-        sched.timesliceOverruns.increment();
-        Preempt.preemptOne(pp);
       }
     }
     return n;

@@ -1,0 +1,53 @@
+package io.gmp4j.agent;
+
+import static net.bytebuddy.matcher.ElementMatchers.isNative;
+import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.not;
+import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+
+import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.matcher.ElementMatcher;
+
+/**
+ * Go's entersyscall / exitsyscall around the {@code java.io.FileInputStream} methods that read
+ * or open in the kernel: JDK 25 calls these natives with no {@code Blocker} bracket, so a read
+ * of a FIFO, a tty or a slow device would hold its P forever (jvm-prior-art section 3.6).
+ * Advice: {@link SyscallAdvice}.
+ *
+ * <p>Shapes pinned to JDK 25 ({@code javap -p -c java.io.FileInputStream}, 25.0.3):
+ *
+ * <pre>
+ * private void open(String)             // open0(name): opening a FIFO blocks until a writer
+ * public int read()                     // read0(), or traceRead0() (JFR) which calls read0()
+ * public int read(byte[])               // readBytes(b, 0, len) or traceReadBytes (JFR)
+ * public int read(byte[], int, int)     // readBytes(b, off, len) or traceReadBytes (JFR)
+ * </pre>
+ *
+ * Not bracketed, because they reach the kernel only through the methods above or do not block:
+ * {@code readAllBytes()} and {@code readNBytes(int)} (length0 and position0 are fstat and lseek,
+ * then {@code read(byte[],int,int)} / {@code read()} or InputStream's, which calls {@code
+ * read(byte[],int,int)}); {@code readNBytes(byte[],int,int)} (inherited from InputStream, calls
+ * {@code read(byte[],int,int)}); {@code transferTo} (FileChannel.transferTo, Blocker-bracketed,
+ * or InputStream's, which calls {@code read(byte[],int,int)}); {@code skip(long)} (skip0 is
+ * lseek, only for a regular file; otherwise InputStream's, which reads); {@code available()}
+ * (ioctl FIONREAD); {@code close()}.
+ */
+final class FileInputStreamInstrumentation {
+  static final String TYPE = "java.io.FileInputStream";
+
+  private FileInputStreamInstrumentation() {}
+
+  /** The bracketed methods (see the class comment). */
+  static ElementMatcher<MethodDescription> methods() {
+    return not(isNative()).and(
+        named("open").and(takesArguments(String.class))
+            .or(named("read").and(takesArguments(0)))
+            .or(named("read").and(takesArguments(byte[].class)))
+            .or(named("read").and(takesArguments(byte[].class, int.class, int.class))));
+  }
+
+  /** Null if this JDK has the pinned methods, else why not. Any thread. */
+  static String checkShape() {
+    return Shapes.check(TYPE, "open/1", "read/0", "read/1", "read/3");
+  }
+}

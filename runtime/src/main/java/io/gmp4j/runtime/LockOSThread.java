@@ -1,0 +1,79 @@
+package io.gmp4j.runtime;
+
+/**
+ * Go's LockOSThread / UnlockOSThread (proc.go lockOSThread, dolockOSThread, stoplockedm,
+ * startlockedm, and goexit0's handling of a locked G).
+ *
+ * <h2>Implementation overview: 'LockOSThread'</h2>
+ *
+ * "LockOSThread wires the calling goroutine to its current operating system thread. The calling
+ * goroutine will always execute in that thread, and no other goroutine will execute in it, until
+ * the calling goroutine has made as many calls to UnlockOSThread as to LockOSThread. If the
+ * calling goroutine exits without unlocking the thread, the thread will be terminated." (Go's
+ * doc.) On the JVM, "the thread" is the G's carrier M: a virtual thread locked this way always
+ * mounts on the same platform thread, which matters for thread-affine native state (JNI
+ * libraries, thread-locals of the carrier, OS thread attributes).
+ *
+ * <ol>
+ *   <li>lock (the G, on its M): {@code m.lockedExt++}; the first call wires {@code m.lockedg =
+ *       gp} and {@code gp.lockedm = m}. unlock: a no-op at zero (as Go's UnlockOSThread);
+ *       the last one unwires.
+ *   <li>When a locked G blocks or yields, its M runs nothing else (stoplockedm): it hands its P
+ *       off (handoffp) and parks until it is handed a P again.
+ *   <li>The locked G, readied, goes to a run queue like any G. The M that dequeues it does not
+ *       run it: it hands its own P to the G's M and stops (startlockedm). The locked M wakes with
+ *       that P and runs the G.
+ *   <li>A G that ends while locked takes its M with it: the M hands its P off and the thread
+ *       ends instead of returning to the idle list, so whatever state the G left in the thread
+ *       dies with it.
+ * </ol>
+ *
+ * Go counts runtime-internal locks ({@code lockedInt}) separately; gmp4j has none. Called from a
+ * thread that is not a G, both calls do nothing: a platform thread is its own OS thread already.
+ */
+final class LockOSThread {
+  private LockOSThread() {}
+
+  /** The current G, or null for a thread that is not one of ours. */
+  private static Goroutine current() {
+    Thread t = Thread.currentThread();
+    return t.isVirtual() && VirtualThreads.scheduler(t) instanceof Goroutine gp ? gp : null;
+  }
+
+  static void lock() {
+    Goroutine gp = current();
+    if (gp == null) {
+      return;
+    }
+    Machine mp = gp.m; // exact: gp runs on mp
+    if (mp.lockedg != null && mp.lockedg != gp) {
+      throw new InternalError("lockOSThread: M" + mp.id + " already locked to G"
+          + mp.lockedg.goid);
+    }
+    if (++mp.lockedExt == 1) {
+      gp.lockedm = mp;
+      mp.lockedg = gp;
+    }
+  }
+
+  static void unlock() {
+    Goroutine gp = current();
+    if (gp == null) {
+      return;
+    }
+    Machine mp = gp.m;
+    if (mp.lockedExt == 0) {
+      return; // Go's UnlockOSThread is a no-op when not locked
+    }
+    if (--mp.lockedExt == 0) {
+      mp.lockedg = null;
+      gp.lockedm = null;
+    }
+  }
+
+  /** (lockedExt) of the current G's M, for tests: Go's LockOSCounts. */
+  static int lockCount() {
+    Goroutine gp = current();
+    return gp == null ? 0 : gp.m.lockedExt;
+  }
+}
