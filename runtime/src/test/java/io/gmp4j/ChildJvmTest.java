@@ -46,7 +46,7 @@ class ChildJvmTest {
   }
 
   private ProcessBuilder child(List<String> jvmArgs, Map<String, String> env, Class<?> main,
-      String tag) {
+      String tag, String... args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(jdkBin("java").toString());
     cmd.add("-cp");
@@ -56,6 +56,7 @@ class ChildJvmTest {
     }
     cmd.addAll(jvmArgs);
     cmd.add(main.getName());
+    cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.environment().remove("GOMAXPROCS");
     pb.environment().remove("JAVA_TOOL_OPTIONS");
@@ -67,8 +68,8 @@ class ChildJvmTest {
   }
 
   private Result run(List<String> jvmArgs, Map<String, String> env, Class<?> main, String tag,
-      long seconds) throws Exception {
-    ProcessBuilder pb = child(jvmArgs, env, main, tag);
+      long seconds, String... args) throws Exception {
+    ProcessBuilder pb = child(jvmArgs, env, main, tag, args);
     pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
     Process p = pb.start();
     try {
@@ -331,5 +332,157 @@ class ChildJvmTest {
     assertTrue(r.err().startsWith(
         "runtime: program exceeds 10-thread limit\nfatal error: thread exhaustion"),
         r.toString());
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Go's TestSchedMetrics (runtime/metrics_test.go, testprog schedmetrics.go), in a fresh JVM
+
+  /**
+   * Go's testprog SchedMetrics: checks the goroutine-state gauges in a base state, with 10
+   * running, with 10 runnable, with 10 in syscalls and with 1000 waiting, each within Go's
+   * slacks. The checks run in a G, as Go's run in the main goroutine. Prints OK or what failed.
+   */
+  public static final class SchedMetrics {
+    static final int GENERAL_SLACK = 4;
+    static final int THREADS_SLACK = 4;
+    static volatile boolean stopSpinning;
+    static final List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    static long m(String name) {
+      return (Long) Gmp.readMetrics().get("/sched/" + name);
+    }
+
+    static void check(String what, String name, long lo, long hi) {
+      long v = m(name);
+      if (v < lo || v > hi) {
+        failures.add(what + ": " + name + " = " + v + ", want [" + lo + ", " + hi + "]");
+      }
+    }
+
+    static boolean pollUntil(String name, long atLeast) throws InterruptedException {
+      for (int i = 0; i < 200; i++) {
+        if (m(name) >= atLeast) {
+          return true;
+        }
+        Thread.sleep(50);
+      }
+      failures.add(name + " never reached " + atLeast + ": " + m(name));
+      return false;
+    }
+
+    public static void main(String[] args) throws Exception {
+      Path dir = Path.of(args[0]);
+      Thread mainG = Gmp.go(() -> {
+        try {
+          run(dir);
+        } catch (Throwable t) {
+          failures.add("threw " + t);
+        }
+      });
+      mainG.join();
+      System.out.println(failures.isEmpty() ? "OK" : String.join("\n", failures));
+      System.out.print(Gmp.schedtrace(true));
+    }
+
+    static void run(Path dir) throws Exception {
+      final int count = 10;
+      Gmp.gomaxprocs(1);
+      int waitingSlack = GENERAL_SLACK + 2 * Gmp.gomaxprocs();
+      check("base", "goroutines/not-in-go:goroutines", 0, GENERAL_SLACK);
+      check("base", "goroutines/runnable:goroutines", 0, GENERAL_SLACK);
+      check("base", "goroutines/running:goroutines", 1, 1);
+      check("base", "goroutines/waiting:goroutines", 0, waitingSlack);
+      long created = m("goroutines-created:goroutines");
+
+      // count goroutines that spin for 10 ms, yield, and repeat
+      CountDownLatch spinnersDone = new CountDownLatch(count);
+      for (int i = 0; i < count; i++) {
+        Gmp.go(() -> {
+          while (!stopSpinning) {
+            long end = System.nanoTime() + 10_000_000L;
+            while (System.nanoTime() - end < 0) {
+              Thread.onSpinWait();
+            }
+            Gmp.gosched();
+          }
+          spinnersDone.countDown();
+        });
+      }
+      check("created", "goroutines-created:goroutines", created + count, created + count);
+
+      Gmp.gomaxprocs(count + 4);
+      if (pollUntil("goroutines/running:goroutines", count)) {
+        check("running", "goroutines/running:goroutines", count, count + GENERAL_SLACK);
+        check("running", "threads/total:threads", count, count + GENERAL_SLACK + THREADS_SLACK);
+      }
+
+      Gmp.gomaxprocs(1);
+      check("runnable", "goroutines/running:goroutines", 1, 1);
+      check("runnable", "goroutines/runnable:goroutines", count - 1, count + GENERAL_SLACK);
+      stopSpinning = true;
+      spinnersDone.await();
+
+      // count goroutines blocked in reads: not-in-go
+      List<String> cmd = new ArrayList<>(List.of("mkfifo"));
+      for (int i = 0; i < count; i++) {
+        cmd.add(dir.resolve("p" + i).toString());
+      }
+      if (new ProcessBuilder(cmd).start().waitFor() != 0) {
+        failures.add("mkfifo failed");
+        return;
+      }
+      CountDownLatch readersDone = new CountDownLatch(count);
+      for (int i = 0; i < count; i++) {
+        Path f = dir.resolve("p" + i);
+        Gmp.go(() -> {
+          try {
+            Gmp.syscall(() -> {
+              try (java.io.FileInputStream in = new java.io.FileInputStream(f.toFile())) {
+                return in.read();
+              }
+            });
+          } catch (Exception e) {
+            failures.add("read: " + e);
+          }
+          readersDone.countDown();
+        });
+      }
+      if (pollUntil("goroutines/not-in-go:goroutines", count)) {
+        check("not-in-go", "goroutines/not-in-go:goroutines", count, count + GENERAL_SLACK);
+      }
+      for (int i = 0; i < count; i++) {
+        try (java.io.FileOutputStream out = new java.io.FileOutputStream(
+            dir.resolve("p" + i).toFile())) {
+          out.write(1);
+        }
+      }
+      readersDone.await();
+
+      // 1000 goroutines blocked on one latch: waiting
+      final int waiters = 1000;
+      CountDownLatch stop = new CountDownLatch(1);
+      for (int i = 0; i < waiters; i++) {
+        Gmp.go(() -> {
+          try {
+            stop.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+      }
+      if (pollUntil("goroutines/waiting:goroutines", waiters)) {
+        check("waiting", "goroutines/waiting:goroutines", waiters, waiters + waitingSlack);
+      }
+      stop.countDown();
+    }
+  }
+
+  @Test
+  @Timeout(value = 120, threadMode = SEPARATE_THREAD)
+  void testSchedMetrics() throws Exception {
+    Result r = run(List.of(ADD_OPENS), Map.of(), SchedMetrics.class, "schedmetrics", 100,
+        tmp.toString());
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(r.out().startsWith("OK\n"), r.toString());
   }
 }
