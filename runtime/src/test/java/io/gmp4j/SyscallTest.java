@@ -104,6 +104,15 @@ class SyscallTest {
     }
   }
 
+  /** The process's OS threads, as the seed article counts them. */
+  private static long osThreads() throws IOException {
+    return Files.readAllLines(Path.of("/proc/self/status")).stream()
+        .filter(l -> l.startsWith("Threads:"))
+        .mapToLong(l -> Long.parseLong(l.substring(8).trim()))
+        .findFirst()
+        .orElseThrow();
+  }
+
   private static long metric(String name) {
     return (Long) Gmp.readMetrics().get(name);
   }
@@ -152,9 +161,7 @@ class SyscallTest {
       final int n = 200;
       Path dir = Files.createTempDirectory("gmp-fifo");
       List<Path> fifos = fifos(dir, n);
-      long threads0 = Files.readAllLines(Path.of("/proc/self/status")).stream()
-          .filter(l -> l.startsWith("Threads:")).mapToLong(l -> Long.parseLong(
-              l.substring(8).trim())).findFirst().orElseThrow();
+      long threads0 = osThreads();
       CountDownLatch done = new CountDownLatch(n);
       for (Path f : fifos) {
         Gmp.go(() -> {
@@ -170,9 +177,7 @@ class SyscallTest {
         assertTrue(GmpTesting.poll(30_000,
             () -> metric("/sched/goroutines/not-in-go:goroutines") >= n),
             "not every reader blocked\n" + Gmp.schedtrace(false));
-        long threads1 = Files.readAllLines(Path.of("/proc/self/status")).stream()
-            .filter(l -> l.startsWith("Threads:")).mapToLong(l -> Long.parseLong(
-                l.substring(8).trim())).findFirst().orElseThrow();
+        long threads1 = osThreads();
         System.out.printf("SyscallTest: %d Gs blocked in FIFO reads: threads %d -> %d (+%d)%n",
             n, threads0, threads1, threads1 - threads0);
         assertTrue(threads1 - threads0 >= n - 10, "threads grew only by "
