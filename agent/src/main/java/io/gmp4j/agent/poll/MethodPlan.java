@@ -3,6 +3,7 @@ package io.gmp4j.agent.poll;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import net.bytebuddy.jar.asm.Opcodes;
 
 /**
  * What {@link PollEmitter} does to one method, decided by {@link LoopScanner}. Positions are
@@ -18,10 +19,19 @@ final class MethodPlan {
   /** Instructions (backward jumps and switches) that get a poll right before them. */
   final BitSet pollBefore = new BitSet();
 
+  /**
+   * The subset of {@link #pollBefore} polled under the method's countdown ('Countdown polls' in
+   * LoopScanner) instead of on every pass.
+   */
+  final BitSet countdown = new BitSet();
+
   /** Strip-mined loops, in code order; disjoint, since each is innermost. */
   final List<StripLoop> stripLoops = new ArrayList<>();
 
-  /** The method's max_locals as read; the strip local, if any, takes this slot. */
+  /**
+   * The method's max_locals as read. The countdown local, if any, takes this slot, and the strip
+   * local the next free one ({@link #budgetSlot()}, {@link #stripSlot()}).
+   */
   int maxLocals;
 
   /** Instructions pass 1 counted; pass 2 checks it saw as many. */
@@ -35,31 +45,73 @@ final class MethodPlan {
     return pollBefore.cardinality();
   }
 
+  /** True if the method keeps a countdown local. */
+  boolean usesBudget() {
+    return !countdown.isEmpty();
+  }
+
+  int budgetSlot() {
+    return maxLocals;
+  }
+
+  int stripSlot() {
+    return maxLocals + (usesBudget() ? 1 : 0);
+  }
+
   boolean isEmpty() {
     return !prologue && pollBefore.isEmpty() && stripLoops.isEmpty();
   }
+
+  /** {@link StripLoop#limitKind}: the limit is an int local. */
+  static final int LIMIT_LOCAL = 0;
+
+  /** {@link StripLoop#limitKind}: the limit is the length of an array local. */
+  static final int LIMIT_ARRAY = 1;
+
+  /** {@link StripLoop#limitKind}: the limit is the constant 0 ({@code IFxx} tests). */
+  static final int LIMIT_ZERO = 2;
 
   /**
    * One loop in javac's {@code for} shape, matched by {@link LoopScanner}:
    *
    * <pre>
    * cond:          ILOAD i            (a frame with an empty stack is here)
-   *   cond+1:      ILOAD limit   | ALOAD array; ARRAYLENGTH
-   *   test:        IF_ICMPGE exit
+   *   cond+1:      ILOAD limit | ALOAD array; ARRAYLENGTH | (nothing: limit 0)
+   *   test:        IFxx exit          (testOp, see below)
    *                body
-   *   goto-1:      IINC i step        (step &gt; 0)
+   *   goto-1:      IINC i step
    *   back:        GOTO cond
    * exit:
    * </pre>
    *
+   * Counting up ({@code step > 0}): {@code IF_ICMPGE} against a local or an array length ({@code i
+   * < limit}), or {@code IFGE} ({@code i < 0}). Counting down ({@code step < 0}): {@code IF_ICMPLE}
+   * or {@code IF_ICMPLT} against a local ({@code i > limit}, {@code i >= limit}), or {@code IFLE},
+   * {@code IFLT} ({@code i > 0}, {@code i >= 0}).
+   *
    * @param cond index of {@code ILOAD i} at the loop head
-   * @param test index of the {@code IF_ICMPGE}
+   * @param test index of the exit test
    * @param back index of the back-edge {@code GOTO}
    * @param index local slot of {@code i}
-   * @param limit local slot of the int limit, or of the array whose length is the limit
-   * @param arrayLength whether {@code limit} names an array
-   * @param step the constant increment
+   * @param limit local slot of the int limit, or of the array whose length is the limit; -1 for 0
+   * @param limitKind {@link #LIMIT_LOCAL}, {@link #LIMIT_ARRAY} or {@link #LIMIT_ZERO}
+   * @param step the constant increment, non-zero
+   * @param testOp the exit test's opcode as read
    */
   record StripLoop(
-      int cond, int test, int back, int index, int limit, boolean arrayLength, int step) {}
+      int cond, int test, int back, int index, int limit, int limitKind, int step, int testOp) {
+    boolean down() {
+      return step < 0;
+    }
+
+    /** The exit test as a two-operand compare (against the limit, 0 or the strip bound). */
+    int cmpOp() {
+      return switch (testOp) {
+        case Opcodes.IFGE -> Opcodes.IF_ICMPGE;
+        case Opcodes.IFLE -> Opcodes.IF_ICMPLE;
+        case Opcodes.IFLT -> Opcodes.IF_ICMPLT;
+        default -> testOp;
+      };
+    }
+  }
 }

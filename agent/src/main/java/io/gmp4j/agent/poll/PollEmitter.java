@@ -2,8 +2,12 @@ package io.gmp4j.agent.poll;
 
 import io.gmp4j.agent.poll.MethodPlan.StripLoop;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.Handle;
 import net.bytebuddy.jar.asm.Label;
@@ -18,7 +22,7 @@ import net.bytebuddy.jar.asm.Opcodes;
  *
  * <pre>
  *   head:  [original frame F]                      outer loop header; every entry comes here
- * +        strip = limit; if ((long) limit - i &gt; 1024 * step) strip = i + 1024 * step
+ * +        strip = limit; if ((long) limit - i &gt; STRIP * step) strip = i + STRIP * step
  * + inner: [F + strip:int]                         inner loop header
  *          ILOAD i; ILOAD strip (was: limit); IF_ICMPGE outer (was: exit)
  *          body                                    its frames get strip:int as well
@@ -32,19 +36,58 @@ import net.bytebuddy.jar.asm.Opcodes;
  * </pre>
  *
  * The outer loop has its own header, so C2 sees two properly nested loops rather than one header
- * with two back-edges. {@code strip} lives in a new slot at the method's old max_locals, which no
- * original frame mentions; only frames between head and back-edge must declare it, because the
- * verifier checks the back-edge against the inner header's frame.
+ * with two back-edges. {@code strip} lives in a new slot after the method's old max_locals (and
+ * after {@code budget}, if any), which no original frame mentions; only frames between head and
+ * back-edge must declare it, because the verifier checks the back-edge against the inner header's
+ * frame.
+ *
+ * <p>A countdown poll ('Countdown polls' in LoopScanner) on a back-edge to {@code L}:
+ *
+ * <pre>
+ * +        ICONST_1; ISTORE budget                 at method entry, before any label or frame
+ *          ...
+ *   was:   GOTO L                                  now:
+ * +        IINC budget -1; ILOAD budget; IFGT skip
+ * +        SIPUSH 1024; ISTORE budget; INVOKESTATIC Preempt.poll()V
+ * + skip:  [frame at L]
+ *          GOTO L
+ *
+ *   was:   IF_xx L  (or a switch case L)           now: IF_xx T, and after the method's code:
+ * + T:     [frame at L]
+ * +        (the same countdown, ending in GOTO L)
+ * </pre>
+ *
+ * {@code budget} is an int in every frame of the method (the code before the first frame sets
+ * it), so the state at the back-edge may still jump to {@code L}, and {@code T} may take {@code
+ * L}'s frame: every jump to {@code T} could jump to {@code L} before; likewise {@code skip},
+ * which only jumps to {@code L}. The loop keeps one back-edge: a version whose poll path had its
+ * own {@code GOTO L} (two back-edges, which C2 turns into nested loops) measured ~1.2x on
+ * stateMachine, against ~1.0x for this one.
  *
  * <p>Used by one thread for one class.
  */
 final class PollEmitter extends ClassVisitor {
   /**
-   * Iterations per strip. HotSpot uses {@code LoopStripMiningIter=1000} for its own safepoint poll.
-   * 1024 iterations of even a scalar body take microseconds, far below the 10ms time slice, while
-   * the strip's own cost (a long min, one compare and a poll) is spread over 1024 iterations.
+   * Iterations per strip. Each strip is a separate loop to C2, which runs its pre-loop and
+   * post-loop (alignment and remainder of the unrolled, vectorized main loop) again for every
+   * strip; HotSpot's own strip mining ({@code LoopStripMiningIter=1000}) keeps them outside. So
+   * longer strips are cheaper: measured on 16384-int addArrays (polled/plain, 2 forks each), 1024:
+   * 1.08, 4096: 1.00, 16384: 0.99 (addArraysDown 1.03, 1.00, 1.05; sumInts ~1.00 for all). 4096
+   * iterations of a body without calls, which a strip-mined loop is, take ~4 µs at 1 ns an
+   * iteration and stay far below 100 µs for any body of a few dozen instructions: well under the
+   * 10 ms time slice.
    */
-  static final int STRIP = 1024;
+  static final int STRIP = 4096;
+
+  /**
+   * Back-edges between two polls of a countdown ('Countdown polls' in LoopScanner). Smaller than
+   * {@link #STRIP} because a pass may be longer than a strip-mined iteration (its body may call,
+   * or run an inner loop that is itself counted down in the same budget). 1024 passes of
+   * a loop body without calls take microseconds (stateMachine: ~2 ns a pass, so ~2 µs); a body
+   * that calls pays far more for the call than for the poll, and the callee's own loops poll. The
+   * constant is SIPUSH-sized.
+   */
+  static final int BUDGET = 1024;
 
   private static final Object[] NO_STACK = {};
 
@@ -67,6 +110,7 @@ final class PollEmitter extends ClassVisitor {
   /** Applies one plan. Instruction indices count as in {@link LoopScanner}. */
   private static final class PollMethod extends MethodVisitor {
     private final MethodPlan plan;
+    private final int budgetSlot;
     private final int stripSlot;
     private int index; // of the next instruction
     private int loopIndex;
@@ -78,10 +122,16 @@ final class PollEmitter extends ClassVisitor {
     private Label outer;
     private Label exit;
 
+    // For countdowns: where each label is (by instruction index) and the frame emitted there.
+    private final Map<Label, Integer> labelIndex = new IdentityHashMap<>();
+    private final Map<Integer, Object[][]> frames = new HashMap<>(); // {locals, stack}
+    private final Map<Label, Label> trampolines = new LinkedHashMap<>(); // target -> block
+
     PollMethod(MethodVisitor mv, MethodPlan plan) {
       super(Opcodes.ASM9, mv);
       this.plan = plan;
-      this.stripSlot = plan.maxLocals;
+      this.budgetSlot = plan.budgetSlot();
+      this.stripSlot = plan.stripSlot();
       this.loop = plan.stripLoops.isEmpty() ? null : plan.stripLoops.get(0);
     }
 
@@ -90,6 +140,11 @@ final class PollEmitter extends ClassVisitor {
       super.visitCode();
       if (plan.prologue) {
         poll();
+      }
+      if (plan.usesBudget()) {
+        // Before any label of the method, so before every frame: from here on budget is an int.
+        super.visitInsn(Opcodes.ICONST_1); // poll at the first back-edge of each invocation
+        super.visitVarInsn(Opcodes.ISTORE, budgetSlot);
       }
     }
 
@@ -102,10 +157,38 @@ final class PollEmitter extends ClassVisitor {
           false);
     }
 
-    /** Index of the instruction being visited; places its back-edge poll first. */
+    /**
+     * {@code IINC budget -1; ILOAD budget; IFGT skip; budget = BUDGET; poll; skip: [frame at
+     * target] GOTO target}. The state here must be one that may jump to {@code target}, so it may
+     * take the target's frame at {@code skip} as well, and the loop keeps a single back-edge, as it
+     * had: C2 sees the same loop, with the poll as a rarely taken diamond in it.
+     */
+    private void countdown(Label target) {
+      Object[][] frame = frames.get(labelIndex.get(target));
+      if (frame == null) {
+        throw new IllegalStateException("countdown: no frame at the back-edge's target");
+      }
+      Label skip = new Label();
+      super.visitIincInsn(budgetSlot, -1);
+      super.visitVarInsn(Opcodes.ILOAD, budgetSlot);
+      super.visitJumpInsn(Opcodes.IFGT, skip);
+      super.visitIntInsn(Opcodes.SIPUSH, BUDGET);
+      super.visitVarInsn(Opcodes.ISTORE, budgetSlot);
+      poll();
+      super.visitLabel(skip);
+      super.visitFrame(Opcodes.F_NEW, frame[0].length, frame[0], frame[1].length, frame[1]);
+      super.visitJumpInsn(Opcodes.GOTO, target);
+    }
+
+    /** The block that counts down and then jumps to {@code target}; emitted at the method's end. */
+    private Label trampoline(Label target) {
+      return trampolines.computeIfAbsent(target, t -> new Label());
+    }
+
+    /** Index of the instruction being visited; places its per-pass back-edge poll first. */
     private int next() {
       int k = index++;
-      if (plan.pollBefore.get(k)) {
+      if (plan.pollBefore.get(k) && !plan.countdown.get(k)) {
         poll();
       }
       return k;
@@ -117,32 +200,55 @@ final class PollEmitter extends ClassVisitor {
     }
 
     @Override
+    public void visitLabel(Label label) {
+      labelIndex.putIfAbsent(label, index);
+      super.visitLabel(label);
+    }
+
+    @Override
     public void visitFrame(int type, int nLocal, Object[] local, int nStack, Object[] stack) {
       if (type != Opcodes.F_NEW) {
         throw new IllegalStateException("visitFrame: frames not expanded: " + type);
       }
+      Object[] locals = Arrays.copyOf(local, nLocal); // the reader reuses its arrays
       if (loop != null && index == loop.cond()) {
-        headLocals = Arrays.copyOf(local, nLocal); // the reader reuses its arrays
-      } else if (loop != null && index > loop.cond() && index <= loop.back()) {
-        Object[] locals = withStrip(Arrays.copyOf(local, nLocal));
-        super.visitFrame(type, locals.length, locals, nStack, stack);
-        return;
+        headLocals = locals;
+        locals = extend(locals, false);
+      } else {
+        locals = extend(locals, loop != null && index > loop.cond() && index <= loop.back());
       }
-      super.visitFrame(type, nLocal, local, nStack, stack);
+      Object[] stackCopy = Arrays.copyOf(stack, nStack);
+      frames.putIfAbsent(index, new Object[][] {locals, stackCopy});
+      super.visitFrame(type, locals.length, locals, nStack, stackCopy);
     }
 
-    /** {@code locals} (long and double take one entry) with {@code stripSlot} set to int. */
-    private Object[] withStrip(Object[] locals) {
+    /**
+     * {@code locals} (long and double take one entry) padded with TOP to the method's old
+     * max_locals, then budget:int if the method counts down, then strip:int if {@code strip}.
+     */
+    private Object[] extend(Object[] locals, boolean strip) {
+      boolean budget = plan.usesBudget();
+      if (!budget && !strip) {
+        return locals;
+      }
       int slots = 0;
       for (Object t : locals) {
         slots += t == Opcodes.LONG || t == Opcodes.DOUBLE ? 2 : 1;
       }
-      if (slots > stripSlot) {
-        throw new IllegalStateException("withStrip: frame has " + slots + " > max_locals slots");
+      if (slots > plan.maxLocals) {
+        throw new IllegalStateException("extend: frame has " + slots + " > max_locals slots");
       }
-      Object[] out = Arrays.copyOf(locals, locals.length + (stripSlot - slots) + 1);
-      Arrays.fill(out, locals.length, out.length - 1, Opcodes.TOP);
-      out[out.length - 1] = Opcodes.INTEGER;
+      int pad = plan.maxLocals - slots;
+      Object[] out =
+          Arrays.copyOf(locals, locals.length + pad + (budget ? 1 : 0) + (strip ? 1 : 0));
+      Arrays.fill(out, locals.length, locals.length + pad, Opcodes.TOP);
+      int k = locals.length + pad;
+      if (budget) {
+        out[k++] = Opcodes.INTEGER;
+      }
+      if (strip) {
+        out[k] = Opcodes.INTEGER;
+      }
       return out;
     }
 
@@ -168,12 +274,30 @@ final class PollEmitter extends ClassVisitor {
       int k = next();
       if (loop != null && k == loop.test()) {
         exit = label;
-        super.visitJumpInsn(Opcodes.IF_ICMPGE, outer);
+        super.visitJumpInsn(loop.cmpOp(), outer);
       } else if (loop != null && k == loop.back()) {
         tail(label);
+      } else if (plan.countdown.get(k) && opcode == Opcodes.GOTO) {
+        countdown(label); // replaces the GOTO: the state here may jump to label
+      } else if (plan.countdown.get(k)) {
+        super.visitJumpInsn(opcode, trampoline(label));
       } else {
         super.visitJumpInsn(opcode, label);
       }
+    }
+
+    /** A countdown switch: its backward cases and default go through their trampolines. */
+    private Label[] redirect(int k, Label[] labels) {
+      if (!plan.countdown.get(k)) {
+        return labels;
+      }
+      Label[] out = labels.clone();
+      for (int i = 0; i < out.length; i++) {
+        if (labelIndex.containsKey(out[i]) && labelIndex.get(out[i]) <= k) {
+          out[i] = trampoline(out[i]);
+        }
+      }
+      return out;
     }
 
     /** Emits the strip bound, the inner header and its test's first half (see class doc). */
@@ -185,7 +309,7 @@ final class PollEmitter extends ClassVisitor {
       outer = new Label();
       computeStrip();
       super.visitLabel(inner);
-      Object[] locals = withStrip(headLocals);
+      Object[] locals = extend(headLocals, true);
       super.visitFrame(Opcodes.F_NEW, locals.length, locals, 0, NO_STACK);
       super.visitVarInsn(Opcodes.ILOAD, loop.index());
       super.visitVarInsn(Opcodes.ILOAD, stripSlot);
@@ -195,10 +319,11 @@ final class PollEmitter extends ClassVisitor {
     private void tail(Label head) {
       super.visitJumpInsn(Opcodes.GOTO, inner);
       super.visitLabel(outer);
-      super.visitFrame(Opcodes.F_NEW, headLocals.length, headLocals, 0, NO_STACK);
+      Object[] locals = extend(headLocals, false);
+      super.visitFrame(Opcodes.F_NEW, locals.length, locals, 0, NO_STACK);
       super.visitVarInsn(Opcodes.ILOAD, loop.index());
       loadLimit();
-      super.visitJumpInsn(Opcodes.IF_ICMPGE, exit);
+      super.visitJumpInsn(loop.cmpOp(), exit);
       poll();
       super.visitJumpInsn(Opcodes.GOTO, head);
       loopIndex++;
@@ -208,10 +333,12 @@ final class PollEmitter extends ClassVisitor {
     }
 
     /**
-     * {@code strip = limit; if ((long) limit - i > span) strip = i + span;} with {@code span =
-     * STRIP * step}. The difference is taken in long, so neither a negative {@code i} nor a limit
-     * near either end of the int range can overflow it, and {@code i + span} cannot overflow
-     * because it is below limit. The branch lands on the inner header, whose frame already declares
+     * Counting up: {@code strip = limit; if ((long) limit - i > span) strip = i + span;} with
+     * {@code span = STRIP * step}. Counting down, the mirror image: {@code strip = limit; if ((long)
+     * i - limit > span) strip = i - span;} with {@code span = STRIP * -step}. The difference is
+     * taken in long, so neither a negative {@code i} nor a limit near either end of the int range
+     * can overflow it, and {@code i ± span} cannot overflow because it lies strictly between
+     * {@code i} and limit. The branch lands on the inner header, whose frame already declares
      * strip. Peak stack 4 (two longs).
      *
      * <p>Rejected: {@code (int) Math.min((long) i + span, (long) limit)}, branch-free but measured
@@ -221,29 +348,38 @@ final class PollEmitter extends ClassVisitor {
      * overflows: with {@code i = 10, limit = MIN_VALUE + 5} it would run the body.
      */
     private void computeStrip() {
-      int span = STRIP * loop.step(); // step <= 32767 (wide IINC), so no overflow
+      int span = STRIP * Math.abs(loop.step()); // |step| <= 32768 (wide IINC), so no overflow
       loadLimit();
       super.visitVarInsn(Opcodes.ISTORE, stripSlot);
-      loadLimit();
-      super.visitInsn(Opcodes.I2L);
-      super.visitVarInsn(Opcodes.ILOAD, loop.index());
-      super.visitInsn(Opcodes.I2L);
+      if (loop.down()) {
+        super.visitVarInsn(Opcodes.ILOAD, loop.index());
+        super.visitInsn(Opcodes.I2L);
+        loadLimit();
+        super.visitInsn(Opcodes.I2L);
+      } else {
+        loadLimit();
+        super.visitInsn(Opcodes.I2L);
+        super.visitVarInsn(Opcodes.ILOAD, loop.index());
+        super.visitInsn(Opcodes.I2L);
+      }
       super.visitInsn(Opcodes.LSUB);
       super.visitLdcInsn((long) span);
       super.visitInsn(Opcodes.LCMP);
       super.visitJumpInsn(Opcodes.IFLE, inner);
       super.visitVarInsn(Opcodes.ILOAD, loop.index());
       super.visitLdcInsn(span);
-      super.visitInsn(Opcodes.IADD);
+      super.visitInsn(loop.down() ? Opcodes.ISUB : Opcodes.IADD);
       super.visitVarInsn(Opcodes.ISTORE, stripSlot);
     }
 
     private void loadLimit() {
-      if (loop.arrayLength()) {
-        super.visitVarInsn(Opcodes.ALOAD, loop.limit());
-        super.visitInsn(Opcodes.ARRAYLENGTH);
-      } else {
-        super.visitVarInsn(Opcodes.ILOAD, loop.limit());
+      switch (loop.limitKind()) {
+        case MethodPlan.LIMIT_ARRAY -> {
+          super.visitVarInsn(Opcodes.ALOAD, loop.limit());
+          super.visitInsn(Opcodes.ARRAYLENGTH);
+        }
+        case MethodPlan.LIMIT_ZERO -> super.visitInsn(Opcodes.ICONST_0);
+        default -> super.visitVarInsn(Opcodes.ILOAD, loop.limit());
       }
     }
 
@@ -292,14 +428,15 @@ final class PollEmitter extends ClassVisitor {
 
     @Override
     public void visitTableSwitchInsn(int min, int max, Label dflt, Label... labels) {
-      next();
-      super.visitTableSwitchInsn(min, max, dflt, labels);
+      int k = next();
+      super.visitTableSwitchInsn(
+          min, max, redirect(k, new Label[] {dflt})[0], redirect(k, labels));
     }
 
     @Override
     public void visitLookupSwitchInsn(Label dflt, int[] keys, Label[] labels) {
-      next();
-      super.visitLookupSwitchInsn(dflt, keys, labels);
+      int k = next();
+      super.visitLookupSwitchInsn(redirect(k, new Label[] {dflt})[0], keys, redirect(k, labels));
     }
 
     @Override
@@ -314,11 +451,23 @@ final class PollEmitter extends ClassVisitor {
         throw new IllegalStateException(
             "visitMaxs: " + index + " instructions, pass 1 saw " + plan.instructions);
       }
-      if (plan.stripLoops.isEmpty()) {
-        super.visitMaxs(maxStack, maxLocals);
-      } else {
-        super.visitMaxs(Math.max(maxStack, 4), Math.max(maxLocals, stripSlot + 1));
+      // The trampolines follow the method's last instruction, which cannot fall through.
+      for (Map.Entry<Label, Label> e : trampolines.entrySet()) {
+        Object[][] frame = frames.get(labelIndex.get(e.getKey()));
+        if (frame == null) {
+          throw new IllegalStateException("visitMaxs: no frame at a countdown target");
+        }
+        super.visitLabel(e.getValue());
+        super.visitFrame(Opcodes.F_NEW, frame[0].length, frame[0], frame[1].length, frame[1]);
+        countdown(e.getKey());
       }
+      int stack = maxStack + (plan.usesBudget() ? 1 : 0); // ILOAD budget on the back-edge's stack
+      int locals = maxLocals + (plan.usesBudget() ? 1 : 0);
+      if (!plan.stripLoops.isEmpty()) {
+        stack = Math.max(stack, 4);
+        locals = Math.max(locals, stripSlot + 1);
+      }
+      super.visitMaxs(stack, locals);
     }
   }
 }

@@ -22,17 +22,27 @@ import net.bytebuddy.jar.asm.Opcodes;
  * barrier in the body turns SuperWord off (agent-notes §3.2). Placement is decided per method:
  *
  * <ol>
- *   <li><b>Back-edge poll.</b> {@code INVOKESTATIC io/gmp4j/runtime/Preempt.poll()V} goes right
- *       before every backward branch: a jump whose target was visited before the jump (so its
- *       offset is not greater), and a {@code tableswitch}/{@code lookupswitch} with any backward
- *       case or default (the poll precedes the switch, so it runs on every dispatch of a
- *       switch-driven state machine). The call pushes and pops nothing and adds no branch target,
- *       so existing stack-map frames stay valid.
+ *   <li><b>Back-edge poll.</b> {@code INVOKESTATIC io/gmp4j/runtime/Preempt.poll()V} goes at
+ *       every backward branch: a jump whose target was visited before the jump (so its offset is
+ *       not greater), and a {@code tableswitch}/{@code lookupswitch} with any backward case or
+ *       default. Normally it polls under a per-method countdown ('Countdown polls' in {@link
+ *       LoopScanner}): {@code if (--budget <= 0) { budget = 1024; Preempt.poll(); }}, with budget
+ *       1 on entry, so the loop carries a register decrement instead of the poll's compiler
+ *       barrier on every pass. A {@code GOTO} back-edge is replaced in place by the countdown,
+ *       which ends in the {@code GOTO}; a conditional back-edge or backward switch target is
+ *       redirected to a countdown block after the method's code that reuses the target's frame.
+ *       The budget is a new int local at the old max_locals, set before the first label and
+ *       declared in every frame of the method. Where the countdown cannot bound the time between
+ *       polls (a loop around a strip-mined loop), buys nothing (a loop that neither touches memory
+ *       nor calls: the barrier has nothing to pin) or has no frame at its target, the poll goes
+ *       right before the branch and runs on every pass: the call pushes and pops nothing and adds no
+ *       branch target, so existing frames stay valid.
  *   <li><b>Strip mining</b> ('Strip mining' in {@link LoopScanner}, HotSpot's loop strip mining,
- *       JDK-8186027, done in bytecode). A tight innermost counted loop in javac's {@code for} shape
- *       gets no per-iteration poll; its test is rewritten against a loop-invariant local {@code
- *       strip = min(limit, i + 1024 * step)} (computed without overflow), and an outer block polls,
- *       recomputes {@code strip} and re-enters once every 1024 iterations. The inner loop stays a
+ *       JDK-8186027, done in bytecode). A tight innermost counted loop in javac's {@code for} shape,
+ *       counting up or down, gets no per-iteration poll; its test is rewritten against a
+ *       loop-invariant local {@code strip = min(limit, i + 4096 * step)} (or {@code max(limit, i -
+ *       4096 * -step)} counting down; computed without overflow), and an outer block polls,
+ *       recomputes {@code strip} and re-enters once every 4096 iterations. The inner loop stays a
  *       clean counted loop that C2 can unroll and vectorize.
  *   <li><b>Prologue poll</b> (option {@code preempt.prologue}): a poll at the entry of every method
  *       but constructors, class initialisers and bridges, for recursion without loops.
@@ -51,8 +61,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  * java/lang/Object} (the usual agent shortcut, because asking the real hierarchy loads classes from
  * inside a transformer). It is not safe: a value merged from two subclasses of {@code Foo} becomes
  * {@code Object} in the frame, and a later call of a {@code Foo} method on it fails verification.
- * Instead the reader expands the original frames and the strip-mining rewrite adds the frames of
- * its own labels (all derived from the frame at the loop head), so no type is ever merged.
+ * Instead the reader expands the original frames; the strip-mining rewrite adds the frames of its
+ * own labels (all derived from the frame at the loop head) and a countdown block copies the frame
+ * of its target, so no type is ever merged.
  *
  * <p>Thread-safety: an instance is immutable apart from per-thread {@link #lastStats()}; {@link
  * #transform} may run on many class-loading threads at once.
@@ -93,9 +104,11 @@ public final class PollInjector {
    * @param backEdgePolls polls placed before backward jumps and switches (rule 1)
    * @param stripMined counted loops rewritten into strips, each with one poll per strip (rule 2)
    * @param prologuePolls polls placed at method entry (rule 3)
+   * @param countdownPolls how many of the {@code backEdgePolls} poll under a countdown, once every
+   *     {@code BUDGET} back-edges, rather than on every pass
    */
-  public record Stats(int backEdgePolls, int stripMined, int prologuePolls) {
-    static final Stats NONE = new Stats(0, 0, 0);
+  public record Stats(int backEdgePolls, int stripMined, int prologuePolls, int countdownPolls) {
+    static final Stats NONE = new Stats(0, 0, 0, 0);
 
     /** True if the class was left as it was. */
     public boolean isEmpty() {
@@ -146,13 +159,14 @@ public final class PollInjector {
           }
         },
         ClassReader.SKIP_DEBUG | ClassReader.EXPAND_FRAMES);
-    int backEdge = 0, strips = 0, prologue = 0;
+    int backEdge = 0, strips = 0, prologue = 0, countdown = 0;
     for (MethodPlan p : plans) {
       backEdge += p.backEdgePolls();
+      countdown += p.countdown.cardinality();
       strips += p.stripLoops.size();
       prologue += p.prologue ? 1 : 0;
     }
-    Stats stats = new Stats(backEdge, strips, prologue);
+    Stats stats = new Stats(backEdge, strips, prologue, countdown);
     if (stats.isEmpty()) {
       return null;
     }
@@ -166,7 +180,7 @@ public final class PollInjector {
   }
 
   /**
-   * What the last {@link #transform} call on the calling thread did ({@code Stats(0, 0, 0)} if it
+   * What the last {@link #transform} call on the calling thread did ({@code Stats(0, 0, 0, 0)} if it
    * returned null, or if the thread has not called it). For tests and the agent's debug output.
    */
   public Stats lastStats() {

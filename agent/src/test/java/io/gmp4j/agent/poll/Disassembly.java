@@ -66,10 +66,11 @@ final class Disassembly {
     }
 
     /**
-     * The strip-mined loops: a GOTO to a header that reads {@code ILOAD i; ILOAD strip; IF_ICMPGE
-     * outer}, right after {@code IFLE header; ILOAD i; LDC span; IADD; ISTORE strip}, where {@code
-     * outer} holds {@code ILOAD i; limit; IF_ICMPGE; poll; GOTO before the header}. Each entry is
-     * {inner GOTO, inner header, outer GOTO}; empty if there are none.
+     * The strip-mined loops: a GOTO to a header that reads {@code ILOAD i; ILOAD strip; IF_ICMPxx
+     * outer}, right after {@code IFLE header; ILOAD i; LDC span; IADD|ISUB; ISTORE strip}, where
+     * {@code outer} holds {@code ILOAD i; limit; IF_ICMPxx; poll; GOTO before the header} with the
+     * same compare ({@code IF_ICMPGE} counting up, {@code IF_ICMPLE} or {@code IF_ICMPLT} counting
+     * down). Each entry is {inner GOTO, inner header, outer GOTO}; empty if there are none.
      */
     List<int[]> strips() {
       List<int[]> out = new ArrayList<>();
@@ -83,20 +84,26 @@ final class Disassembly {
           continue;
         }
         Insn store = insns.get(h - 1);
-        Insn skip = insns.get(h - 5); // IFLE over `strip = i + span`
+        Insn skip = insns.get(h - 5); // IFLE over `strip = i +- span`
+        int addOrSub = insns.get(h - 2).op();
         boolean bound =
             skip.op() == Opcodes.IFLE
                 && skip.targets()[0] == h
                 && insns.get(h - 4).op() == Opcodes.ILOAD
                 && insns.get(h - 3).op() == Opcodes.LDC
-                && insns.get(h - 2).op() == Opcodes.IADD
+                && (addOrSub == Opcodes.IADD || addOrSub == Opcodes.ISUB)
                 && store.op() == Opcodes.ISTORE;
         Insn test = insns.get(h + 2);
+        int cmp = test.op();
+        boolean cmpMatches =
+            addOrSub == Opcodes.IADD
+                ? cmp == Opcodes.IF_ICMPGE
+                : cmp == Opcodes.IF_ICMPLE || cmp == Opcodes.IF_ICMPLT;
         if (!bound
+            || !cmpMatches
             || insns.get(h).op() != Opcodes.ILOAD
             || insns.get(h + 1).op() != Opcodes.ILOAD
             || insns.get(h + 1).var() != store.var()
-            || test.op() != Opcodes.IF_ICMPGE
             || test.targets()[0] != g + 1) {
           continue;
         }
@@ -107,7 +114,7 @@ final class Disassembly {
         Insn outerBack = insns.get(o + 3 + limitLen);
         if (insns.get(o).op() == Opcodes.ILOAD
             && insns.get(o).var() == insns.get(h).var()
-            && exitTest.op() == Opcodes.IF_ICMPGE
+            && exitTest.op() == cmp
             && poll.isPoll()
             && outerBack.op() == Opcodes.GOTO
             && outerBack.targets()[0] < h
@@ -119,11 +126,78 @@ final class Disassembly {
     }
 
     /**
-     * True if every cycle of the control-flow graph runs a poll, not counting the inner back-edges
-     * of {@code strips} (bounded by their strip). Exception edges are left out: a handler that
-     * loops back does so with an ordinary jump, which is in the graph.
+     * The countdown polls: {@code IINC b -1; ILOAD b; IFGT skip; SIPUSH 1024; ISTORE b; poll;
+     * skip: GOTO t}, where local {@code b} is written nowhere else but by {@code ICONST_1; ISTORE b} as the
+     * method's first (or, after a prologue poll, second) instruction. Each entry is {IINC index,
+     * IFGT index, target}.
      */
-    boolean everyCyclePolls(List<int[]> strips) {
+    List<int[]> countdowns() {
+      List<int[]> out = new ArrayList<>();
+      for (int k = 0; k + 6 < insns.size(); k++) {
+        Insn dec = insns.get(k);
+        Insn gt = insns.get(k + 2);
+        Insn back = insns.get(k + 6);
+        if (dec.op() == Opcodes.IINC
+            && dec.incr() == -1
+            && insns.get(k + 1).op() == Opcodes.ILOAD
+            && insns.get(k + 1).var() == dec.var()
+            && gt.op() == Opcodes.IFGT
+            && insns.get(k + 3).op() == Opcodes.SIPUSH
+            && insns.get(k + 3).incr() == PollEmitter.BUDGET
+            && insns.get(k + 4).op() == Opcodes.ISTORE
+            && insns.get(k + 4).var() == dec.var()
+            && insns.get(k + 5).isPoll()
+            && back.op() == Opcodes.GOTO
+            && gt.targets()[0] == k + 6) {
+          out.add(new int[] {k, k + 2, back.targets()[0]});
+        }
+      }
+      if (!out.isEmpty()) {
+        int b = insns.get(out.get(0)[0]).var();
+        int init = insns.get(0).isPoll() ? 1 : 0;
+        for (int k = 0; k < insns.size(); k++) {
+          Insn in = insns.get(k);
+          boolean writes =
+              in.var() == b
+                  && (in.op() == Opcodes.IINC
+                      || (in.op() >= Opcodes.ISTORE && in.op() <= Opcodes.ASTORE));
+          if (!writes) {
+            continue;
+          }
+          final int kk = k;
+          boolean ok =
+              (k == init + 1 && insns.get(init).op() == Opcodes.ICONST_1)
+                  || out.stream().anyMatch(c -> c[0] == kk || c[0] + 4 == kk);
+          if (!ok) {
+            throw new AssertionError(name + ": budget local written at " + k);
+          }
+        }
+      }
+      return out;
+    }
+
+    /**
+     * True if every cycle of the control-flow graph runs a poll, not counting the inner back-edges
+     * of strips (bounded by their strip) and the taken branches of countdowns (bounded by the
+     * budget).
+     */
+    boolean everyCyclePolls() {
+      List<int[]> bounded = new ArrayList<>();
+      for (int[] e : strips()) {
+        bounded.add(new int[] {e[0], e[1]});
+      }
+      for (int[] c : countdowns()) {
+        bounded.add(new int[] {c[1], c[1] + 4}); // IFGT over the poll
+      }
+      return everyCyclePolls(bounded);
+    }
+
+    /**
+     * True if every cycle of the control-flow graph runs a poll, not counting the edges {@code
+     * bounded} ({from, to}). Exception edges are left out: a handler that loops back does so with
+     * an ordinary jump, which is in the graph.
+     */
+    boolean everyCyclePolls(List<int[]> bounded) {
       int n = insns.size();
       List<List<Integer>> succ = new ArrayList<>();
       for (int k = 0; k < n; k++) {
@@ -135,7 +209,7 @@ final class Disassembly {
           }
           for (int t : in.targets()) {
             final int kk = k;
-            if (strips.stream().noneMatch(e -> e[0] == kk && e[1] == t)) {
+            if (bounded.stream().noneMatch(e -> e[0] == kk && e[1] == t)) {
               s.add(t);
             }
           }

@@ -137,9 +137,72 @@ class PollInjectorTest {
           for (int i = 0; i < n; i++) s += i;
           return s + b.m();
         }
+        public static long downSum(int from, int to) { long s = 0; for (int i = from; i > to; i--) s += i; return s; }
+        public static long downIncl3(int from, int to) { long s = 0; for (int i = from; i >= to; i -= 3) s += i ^ (s >>> 7); return s; }
+        public static long downStep30000(int from, int to) { long s = 0; for (int i = from; i > to; i -= 30000) s += i ^ (s >>> 7); return s; }
+        public static void addDown(int[] a, int[] b, int[] c) { for (int i = a.length - 1; i >= 0; i--) c[i] = a[i] + b[i]; }
+        public static long downToZero(int n) { long s = 0; for (int i = n; i > 0; i--) s += 5L * i; return s; }
+        public static long upToZero(int from) { long s = 0; for (int i = from; i < 0; i++) s += i; return s; }
         public static final class Early {
           public final int v;
           public Early(int n) { int s = 0; for (int i = 0; i < n; i++) s += i; super(); this.v = s; }
+        }
+      }
+      """;
+
+  /**
+   * Loops that are not strip-mined, so poll under the countdown if they touch memory (T), or on
+   * every pass if they only compute in registers (bits, collatz).
+   */
+  static final String COUNTDOWN =
+      """
+      package app;
+      public class Countdown {
+        static final int[] T = {3, 1, 4, 1, 5, 9, 2, 6};
+        public static int bits(int n) { int c = 0, k = n; while (k != 0) { c += k & 1; k >>>= 1; c++; } return c; }
+        public static int collatz(long x0, int n) {
+          int steps = 0;
+          for (int m = 0; m < n; m++) {
+            long x = x0 + m;
+            while (x != 1) { x = (x & 1) == 0 ? x >>> 1 : 3 * x + 1; steps++; }
+          }
+          return steps;
+        }
+        public static int spin(int n) { int k = n, s = 0; while (k != 0) { s += k * T[k & 7]; k--; } return s; }
+        public static long wide(long x, double y, int n) {
+          long acc = x; double d = y; int c = n;
+          while (c != 0) { acc += T[c & 7]; if ((c & 3) == 0) { d += 1.0; } c--; }
+          return acc + (long) d;
+        }
+        public static int withTry(int n) {
+          int s = 0, k = n;
+          while (k != 0) {
+            try { s += T[k & 7] / (k % 7); } catch (ArithmeticException e) { s--; }
+            k--;
+          }
+          return s;
+        }
+        public static int mixed(int[] a, int n) {
+          int x = n, s = 0;
+          while (x != 0) { s += T[x & 7]; x >>>= 1; }
+          for (int i = 0; i < a.length; i++) s += a[i];
+          return s;
+        }
+        public static int doWhile(int n) { int i = 0, s = 0; do { s += T[i & 7]; i += 2; } while (i != n && i < 1 << 20); return s; }
+        public static int early(int n) { return new Early(n).v + new Both(n).v; }
+        public static final class Early {
+          public final int v;
+          public Early(int n) { int s = 0, k = n; while (k != 0) { s += T[k & 7]; k--; } super(); this.v = s; }
+        }
+        public static final class Both {
+          public final int v;
+          public Both(int n) {
+            int s = 0, k = n;
+            while (k != 0) { s += T[k & 7] ^ 5; k--; }
+            for (int i = n; i > 0; i--) s += i;
+            super();
+            this.v = s;
+          }
         }
       }
       """;
@@ -156,7 +219,15 @@ class PollInjectorTest {
   static void compile() {
     original =
         TestClasses.compile(
-            Map.of("app.Shapes", SHAPES, "app.Kernels", KERNELS, "other.Skipped", OTHER));
+            Map.of(
+                "app.Shapes",
+                SHAPES,
+                "app.Kernels",
+                KERNELS,
+                "app.Countdown",
+                COUNTDOWN,
+                "other.Skipped",
+                OTHER));
   }
 
   /** Transforms every class with {@code injector}; a null result keeps the original bytes. */
@@ -186,24 +257,31 @@ class PollInjectorTest {
   }
 
   private static void assertEveryCyclePolls(Method m) {
-    assertTrue(m.everyCyclePolls(m.strips()), m.name() + ": a cycle without a poll");
+    assertTrue(m.everyCyclePolls(), m.name() + ": a cycle without a poll");
   }
 
   /**
    * The poll is the instruction right before each backward branch that is not part of a strip
-   * (whose inner back-edge has none and whose outer one is checked by {@link Method#strips}).
+   * (whose inner back-edge has none and whose outer one is checked by {@link Method#strips}). A
+   * countdown's {@code GOTO} counts too: its poll, right before it, is skipped by the countdown's
+   * {@code IFGT} ({@link Method#countdowns}). {@code expected} counts both kinds.
    */
   private static void assertPolledBackEdges(Method m, int expected) {
     List<Integer> back = m.backwardBranches();
     List<int[]> strips = m.strips();
     int polled = 0;
     for (int k : back) {
-      if (strips.stream().noneMatch(e -> e[0] == k || e[2] == k)) {
-        assertTrue(m.insns().get(k - 1).isPoll(), m.name() + ": no poll before back-edge " + k);
-        polled++;
+      if (strips.stream().anyMatch(e -> e[0] == k || e[2] == k)) {
+        continue;
       }
+      assertTrue(m.insns().get(k - 1).isPoll(), m.name() + ": no poll before back-edge " + k);
+      polled++;
     }
     assertEquals(expected, polled, m.name() + ": polled back-edges");
+  }
+
+  private static void assertCountdowns(Method m, int expected) {
+    assertEquals(expected, m.countdowns().size(), m.name() + ": countdown polls");
   }
 
   private static byte[] shapes(PollInjector injector) {
@@ -244,8 +322,28 @@ class PollInjectorTest {
   @Test
   void doWhilePollsItsConditionalBackEdge() {
     Method m = Disassembly.method(shapes(new PollInjector(null, null, false)), "doWhile");
-    assertPolledBackEdges(m, 1);
+    assertPolledBackEdges(m, 1); // registers only, so polled on every pass
     assertEquals(Opcodes.IF_ICMPLT, m.insns().get(m.backwardBranches().get(0)).op());
+    assertEveryCyclePolls(m);
+  }
+
+  @Test
+  void doWhileCountsDownThroughATrampoline() {
+    Method m =
+        Disassembly.method(
+            new PollInjector(null, null, false)
+                .transform(null, "app/Countdown", original.get("app/Countdown")),
+            "doWhile");
+    assertPolledBackEdges(m, 1);
+    assertCountdowns(m, 1);
+    // The conditional back-edge now jumps forward, to the countdown block after the return.
+    int[] c = m.countdowns().get(0);
+    int cond = 0;
+    while (m.insns().get(cond).op() != Opcodes.IF_ICMPLT) {
+      cond++;
+    }
+    assertEquals(c[0], m.insns().get(cond).targets()[0], "IF_ICMPLT goes to the countdown");
+    assertTrue(c[2] < cond, "the countdown jumps back to the loop head");
     assertEveryCyclePolls(m);
   }
 
@@ -302,7 +400,8 @@ class PollInjectorTest {
             .filter(x -> x.name().startsWith("lambda$lambdaLoop$"))
             .findFirst()
             .orElseThrow();
-    assertPolledBackEdges(m, 1);
+    assertEquals(1, m.strips().size(), "while (k > 0) { ...; k -= 1; } counts down");
+    assertPolledBackEdges(m, 0);
     assertEveryCyclePolls(m);
   }
 
@@ -330,7 +429,13 @@ class PollInjectorTest {
 
   @Test
   void everyMethodOfEveryTestClassIsPreemptible() {
-    for (String name : List.of("app/Shapes", "app/Kernels")) {
+    for (String name :
+        List.of(
+            "app/Shapes",
+            "app/Kernels",
+            "app/Countdown",
+            "app/Countdown$Early",
+            "app/Countdown$Both")) {
       byte[] t = new PollInjector(null, null, false).transform(null, name, original.get(name));
       for (Method m : Disassembly.methods(t).values()) {
         if (!m.name().equals("<clinit>")) {
@@ -358,7 +463,13 @@ class PollInjectorTest {
             Map.entry("dot", 1),
             Map.entry("wideLocals", 1),
             Map.entry("fillFrom", 1),
-            Map.entry("merged", 1));
+            Map.entry("merged", 1),
+            Map.entry("downSum", 1),
+            Map.entry("downIncl3", 1),
+            Map.entry("downStep30000", 1),
+            Map.entry("addDown", 1),
+            Map.entry("downToZero", 1),
+            Map.entry("upToZero", 1));
     int total = 0;
     for (var e : strips.entrySet()) {
       Method m = Disassembly.method(t, e.getKey());
@@ -368,14 +479,92 @@ class PollInjectorTest {
     }
     Method rows = Disassembly.method(t, "rows");
     assertPolledBackEdges(rows, 1); // the row loop is not innermost
-    assertEquals(new Stats(1, total, 0), injector.lastStats());
+    assertEquals(new Stats(1, total, 0, 0), injector.lastStats());
+  }
+
+  @Test
+  void loopsThatAreNotStripMinedCountDown() {
+    PollInjector injector = new PollInjector(null, null, false);
+    byte[] t = injector.transform(null, "app/Countdown", original.get("app/Countdown"));
+    Map<String, int[]> expect = // {polled back-edges, countdowns, strips}
+        Map.of(
+            "bits", new int[] {1, 0, 0}, // registers only: polled on every pass
+            "collatz", new int[] {2, 0, 0},
+            "spin", new int[] {1, 1, 0},
+            "wide", new int[] {1, 1, 0},
+            "withTry", new int[] {1, 1, 0},
+            "mixed", new int[] {1, 1, 1}, // frames carry budget and strip
+            "doWhile", new int[] {1, 1, 0});
+    for (var e : expect.entrySet()) {
+      Method m = Disassembly.method(t, e.getKey());
+      assertPolledBackEdges(m, e.getValue()[0]);
+      assertCountdowns(m, e.getValue()[1]);
+      assertEquals(e.getValue()[2], m.strips().size(), e.getKey() + ": strips");
+      assertEveryCyclePolls(m);
+      if (e.getValue()[1] > 0) {
+        // The budget starts at 1: the first back-edge of each invocation polls.
+        assertEquals(Opcodes.ICONST_1, m.insns().get(0).op(), e.getKey());
+        assertEquals(Opcodes.ISTORE, m.insns().get(1).op(), e.getKey());
+      } else {
+        assertTrue(m.insns().stream().noneMatch(i -> i.op() == Opcodes.IINC && i.incr() == -1));
+      }
+    }
+    assertEquals(new Stats(8, 1, 0, 5), injector.lastStats());
+    // With a prologue poll, the poll comes first, then the budget.
+    Method spin =
+        Disassembly.method(
+            new PollInjector(null, null, true)
+                .transform(null, "app/Countdown", original.get("app/Countdown")),
+            "spin");
+    assertTrue(spin.insns().get(0).isPoll());
+    assertCountdowns(spin, 1);
+    assertEveryCyclePolls(spin);
+  }
+
+  @Test
+  void outerLoopOfAStripMinedLoopPollsEveryPass() {
+    // Its passes can each run up to a strip without a poll, so it is not counted down.
+    Method rows =
+        Disassembly.method(
+            new PollInjector(null, null, false)
+                .transform(null, "app/Kernels", original.get("app/Kernels")),
+            "rows");
+    assertCountdowns(rows, 0);
+    assertPolledBackEdges(rows, 1);
+  }
+
+  @Test
+  void loopsBeforeSuperCountDownAndStripMine() {
+    for (String cls : List.of("app/Countdown$Early", "app/Countdown$Both")) {
+      PollInjector injector = new PollInjector(null, null, true);
+      byte[] t = injector.transform(null, cls, original.get(cls));
+      Method init = Disassembly.method(t, "<init>");
+      assertCountdowns(init, 1);
+      assertEquals(cls.endsWith("Both") ? 1 : 0, init.strips().size(), cls);
+      assertEveryCyclePolls(init);
+      assertEquals(0, injector.lastStats().prologuePolls(), "no prologue poll in <init>");
+    }
+  }
+
+  @Test
+  void countingDownLoopIsStripMinedLikeCountingUp() {
+    Method m =
+        Disassembly.method(
+            new PollInjector(null, null, false)
+                .transform(null, "app/Kernels", original.get("app/Kernels")),
+            "addDown");
+    int[] edge = m.strips().get(0);
+    assertEquals(Opcodes.ISUB, m.insns().get(edge[1] - 2).op(), "strip = i - span");
+    assertEquals(Opcodes.IF_ICMPLT, m.insns().get(edge[1] + 2).op(), "i >= strip");
+    assertEquals(1, m.polls());
+    assertFalse(m.insns().get(edge[0] - 1).isPoll(), "inner back-edge is not polled");
   }
 
   @Test
   void loopBeforeSuperInAConstructorIsStripMined() {
     PollInjector injector = new PollInjector(null, null, true);
     byte[] t = injector.transform(null, "app/Kernels$Early", original.get("app/Kernels$Early"));
-    assertEquals(new Stats(0, 1, 0), injector.lastStats(), "no prologue poll in <init>");
+    assertEquals(new Stats(0, 1, 0, 0), injector.lastStats(), "no prologue poll in <init>");
     assertEquals(1, Disassembly.method(t, "<init>").strips().size());
   }
 
@@ -410,6 +599,9 @@ class PollInjectorTest {
               "app.Shapes",
               "app.Kernels",
               "app.Kernels$Early",
+              "app.Countdown",
+              "app.Countdown$Early",
+              "app.Countdown$Both",
               "app.Shapes$Node",
               "other.Skipped")) {
         Class.forName(c, true, after); // links, so verifies every method
@@ -435,7 +627,9 @@ class PollInjectorTest {
             (String) c[0],
             java.util.Arrays.copyOfRange(c, 1, c.length));
       }
-      for (int n : new int[] {0, 1, 1023, 1024, 1025, 5000}) {
+      int strip = PollEmitter.STRIP;
+      for (int n :
+          new int[] {0, 1, 1023, 1024, 1025, 5000, strip - 1, strip, strip + 1, 2 * strip + 1}) {
         int[] a = new int[n];
         float[] x = new float[n];
         double[] d = new double[n];
@@ -466,6 +660,29 @@ class PollInjectorTest {
         call(before, "app.Kernels", "axpy", x, y1, 1.5f);
         call(after, "app.Kernels", "axpy", x, y2, 1.5f);
         assertArrayEquals(y1, y2);
+        int[] down = new int[n];
+        int[] up = new int[n];
+        call(before, "app.Kernels", "addDown", a, a, down);
+        call(after, "app.Kernels", "addDown", a, a, up);
+        assertArrayEquals(down, up);
+        assertSame("app.Kernels", before, after, "downToZero", n);
+        assertSame("app.Kernels", before, after, "upToZero", -n);
+        for (int from : new int[] {0, -3000, -1, Integer.MIN_VALUE + n, Integer.MAX_VALUE}) {
+          assertSame("app.Kernels", before, after, "downSum", from, from - n);
+          int to3 = (int) Math.max((long) from - n, Integer.MIN_VALUE + 3); // i -= 3 cannot wrap
+          assertSame("app.Kernels", before, after, "downIncl3", from, to3);
+        }
+        for (int k : new int[] {n, n + 1, 2 * n + 3}) {
+          assertSame("app.Countdown", before, after, "spin", k);
+          assertSame("app.Countdown", before, after, "wide", 1L << 40, 0.5, k);
+          assertSame("app.Countdown", before, after, "withTry", k);
+          assertSame("app.Countdown", before, after, "mixed", a, k);
+          assertSame("app.Countdown", before, after, "doWhile", 2 * k);
+          assertSame("app.Countdown", before, after, "early", k);
+        }
+        assertSame("app.Countdown", before, after, "bits", n);
+        assertSame("app.Countdown", before, after, "bits", -n - 1);
+        assertSame("app.Countdown", before, after, "collatz", 1_000_001L, n / 10 + 1);
         for (int from : new int[] {0, -3000, -1, Integer.MIN_VALUE, Integer.MAX_VALUE - n}) {
           assertSame("app.Kernels", before, after, "rangeSum", from, from + n);
           int to7 = (int) Math.min((long) from + n, Integer.MAX_VALUE - 6); // i += 7 cannot wrap
@@ -486,8 +703,30 @@ class PollInjectorTest {
       assertSame("app.Kernels", before, after, "rangeSum", -2500, 2500);
       assertSame("app.Kernels", before, after, "step7", max - 7006, max - 6);
       assertSame("app.Kernels", before, after, "step7", min, min + 7 * 1025);
+      assertSame("app.Kernels", before, after, "step7", min, min + 7 * (PollEmitter.STRIP + 1));
       assertSame("app.Kernels", before, after, "step30000", min, max - 30000);
       assertSame("app.Kernels", before, after, "step30000", 5, 4);
+      // Counting down, at the ends of the int range.
+      assertSame("app.Kernels", before, after, "downSum", min + 5000, min); // i > MIN_VALUE
+      assertSame("app.Kernels", before, after, "downSum", min + 1, min);
+      assertSame("app.Kernels", before, after, "downSum", min, min); // zero trips
+      assertSame("app.Kernels", before, after, "downSum", max, max - 5000);
+      assertSame("app.Kernels", before, after, "downSum", min + 5, 10); // zero trips
+      assertSame("app.Kernels", before, after, "downSum", -10, max); // zero trips
+      assertSame("app.Kernels", before, after, "downSum", 2500, -2500);
+      assertSame("app.Kernels", before, after, "downIncl3", min + 3 + 3 * 1025 + 1, min + 3);
+      int span3 = 3 * PollEmitter.STRIP;
+      assertSame("app.Kernels", before, after, "downIncl3", min + 3 + span3, min + 3); // 1 strip + 1
+      assertSame("app.Kernels", before, after, "downIncl3", min + 2 + span3, min + 3);
+      assertSame("app.Kernels", before, after, "downIncl3", max, max - span3 - 3);
+      assertSame("app.Kernels", before, after, "downIncl3", max, max - 3 * 1024);
+      assertSame("app.Kernels", before, after, "downIncl3", 5, 5); // one trip
+      assertSame("app.Kernels", before, after, "downIncl3", 4, 5); // zero trips
+      assertSame("app.Kernels", before, after, "downStep30000", max, min + 30000); // i - to overflows int
+      assertSame("app.Kernels", before, after, "downStep30000", max, max - 30000 * 1025);
+      assertSame("app.Kernels", before, after, "downStep30000", max, max - 30000 * (PollEmitter.STRIP + 1));
+      assertSame("app.Kernels", before, after, "upToZero", min);
+      assertSame("app.Kernels", before, after, "downToZero", max);
       assertSame("other.Skipped", before, after, "loop", 100);
     }
   }
@@ -557,6 +796,9 @@ class PollInjectorTest {
       mv.visitVarInsn(Opcodes.ISTORE, 1);
       mv.visitLabel(top);
       mv.visitIincInsn(1, 1);
+      // a memory access, so that the back-edge counts down
+      mv.visitFieldInsn(Opcodes.GETSTATIC, "java/lang/Boolean", "TRUE", "Ljava/lang/Boolean;");
+      mv.visitInsn(Opcodes.POP);
       // key = (i - n) >>> 31: 1 while i < n, else 0
       mv.visitVarInsn(Opcodes.ILOAD, 1);
       mv.visitVarInsn(Opcodes.ILOAD, 0);
@@ -583,14 +825,22 @@ class PollInjectorTest {
     byte[] orig = switchLoops(Opcodes.V17);
     PollInjector injector = new PollInjector(null, null, false);
     byte[] t = injector.transform(null, "app/SwitchLoops", orig);
-    assertEquals(new Stats(2, 0, 0), injector.lastStats());
+    assertEquals(new Stats(2, 0, 0, 2), injector.lastStats());
     for (String name : List.of("table", "lookup")) {
       Method m = Disassembly.method(t, name);
       assertPolledBackEdges(m, 1);
-      int sw = m.backwardBranches().get(0);
-      assertTrue(
-          m.insns().get(sw).op() == Opcodes.TABLESWITCH
-              || m.insns().get(sw).op() == Opcodes.LOOKUPSWITCH);
+      assertCountdowns(m, 1);
+      // The switch's backward target now goes to the countdown block, which jumps back.
+      int[] c = m.countdowns().get(0);
+      int sw = 0;
+      while (m.insns().get(sw).op() != Opcodes.TABLESWITCH
+          && m.insns().get(sw).op() != Opcodes.LOOKUPSWITCH) {
+        sw++;
+      }
+      int[] swTargets = m.insns().get(sw).targets();
+      int at = sw;
+      assertTrue(java.util.Arrays.stream(swTargets).anyMatch(x -> x == c[0]), name);
+      assertTrue(java.util.Arrays.stream(swTargets).allMatch(x -> x > at), name + ": forward");
       assertEveryCyclePolls(m);
     }
     ClassLoader before = new TestClasses.Loader(Map.of("app/SwitchLoops", orig));
