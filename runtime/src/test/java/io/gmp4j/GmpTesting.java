@@ -47,6 +47,29 @@ final class GmpTesting {
   }
 
   /**
+   * Runs {@code body} in a new G, as Go runs a test function in a goroutine, waits up to
+   * {@code seconds}, and rethrows what it threw.
+   */
+  static void runInG(String what, long seconds, Body body) throws Exception {
+    java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Thread g = Gmp.go(() -> {
+      try {
+        body.run();
+      } catch (Throwable t) {
+        failure.set(t);
+      }
+    });
+    join(g, seconds, what);
+    Throwable t = failure.get();
+    if (t instanceof Exception e) {
+      throw e;
+    } else if (t instanceof Error e) {
+      throw e;
+    }
+  }
+
+  /**
    * Runs {@code body} at GOMAXPROCS {@code n} and restores it (see {@link #restoreProcs}); if
    * both fail, the restore's failure is added to the body's as suppressed instead of hiding it.
    */

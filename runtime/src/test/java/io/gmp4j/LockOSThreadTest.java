@@ -29,28 +29,11 @@ class LockOSThreadTest {
     return s.substring(s.lastIndexOf('@') + 1);
   }
 
-  private static void inG(String what, GmpTesting.Body body) throws Exception {
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    Thread g = Gmp.go(() -> {
-      try {
-        body.run();
-      } catch (Throwable t) {
-        failure.set(t);
-      }
-    });
-    GmpTesting.join(g, 20, what);
-    if (failure.get() instanceof Error e) {
-      throw e;
-    } else if (failure.get() instanceof Exception e) {
-      throw e;
-    }
-  }
-
   /** Go's TestLockOSThreadNesting: counts nest, and an extra unlock at zero does nothing. */
   @Test
   @Timeout(value = 30, threadMode = SEPARATE_THREAD)
   void testLockOSThreadNesting() throws Exception {
-    inG("nesting", () -> {
+    GmpTesting.runInG("nesting", 20, () -> {
       assertEquals(0, Hooks.lockOSThreadCount());
       Gmp.lockOSThread();
       Gmp.lockOSThread();

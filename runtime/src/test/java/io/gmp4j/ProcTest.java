@@ -18,7 +18,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Ports of Go's black-box scheduler tests in {@code src/runtime/proc_test.go} (Go 1.26):
  * TestGoroutineParallelism, TestGoroutineParallelism2 (the "load" variant), TestYieldProgress,
  * TestNumGoroutine and TestStopTheWorldDeadlock. In Go the test function is itself a goroutine,
- * so each port runs its body in a G ({@link #runInG}); the test thread only waits for it.
+ * so each port runs its body in a G ({@link GmpTesting#runInG}); the test thread only waits for it.
  *
  * <p>Go's spin loops ({@code for atomic.LoadUint32(&x) != expected {}}) rely on the 10-minute
  * {@code go test} timeout. Here a spinner gives up after {@link #SPIN_SECONDS}, records the
@@ -30,29 +30,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class ProcTest {
   /** How long a spinner waits for its turn before declaring the Gs not parallel. */
   private static final long SPIN_SECONDS = 10;
-
-  interface Body {
-    void run() throws Exception;
-  }
-
-  /** Runs {@code body} in a new G, as Go runs a test function, and rethrows what it threw. */
-  private static void runInG(String what, long seconds, Body body) throws Exception {
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    Thread g = Gmp.go(() -> {
-      try {
-        body.run();
-      } catch (Throwable t) {
-        failure.set(t);
-      }
-    });
-    GmpTesting.join(g, seconds, what);
-    Throwable t = failure.get();
-    if (t instanceof Exception e) {
-      throw e;
-    } else if (t instanceof Error e) {
-      throw e;
-    }
-  }
 
   /**
    * Go's {@code for atomic.LoadUint32(&x) != expected {}}, bounded by {@code deadline}: returns
@@ -88,7 +65,7 @@ class ProcTest {
     final int tries = 10 * STRESS;
     int prev = Gmp.gomaxprocs(procs);
     try {
-      runInG("TestGoroutineParallelism", 50, () -> {
+      GmpTesting.runInG("TestGoroutineParallelism", 50, () -> {
         for (int attempt = 0; attempt < tries; attempt++) {
           AtomicReference<String> failure = new AtomicReference<>();
           CountDownLatch done = new CountDownLatch(procs);
@@ -134,7 +111,7 @@ class ProcTest {
     final int tries = 10 * STRESS;
     int prev = Gmp.gomaxprocs(procs);
     try {
-      runInG("TestGoroutineParallelism2(load)", 50, () -> {
+      GmpTesting.runInG("TestGoroutineParallelism2(load)", 50, () -> {
         for (int attempt = 0; attempt < tries; attempt++) {
           long deadline = System.nanoTime() + SPIN_SECONDS * 1_000_000_000L;
           AtomicReference<String> failure = new AtomicReference<>();
@@ -201,7 +178,7 @@ class ProcTest {
   @Timeout(value = 30, threadMode = SEPARATE_THREAD)
   void testYieldProgress() throws Exception {
     for (int i = 0; i < 10 * STRESS; i++) {
-      runInG("TestYieldProgress", 20, ProcTest::yieldProgress);
+      GmpTesting.runInG("TestYieldProgress", 20, ProcTest::yieldProgress);
     }
   }
 
@@ -211,7 +188,7 @@ class ProcTest {
     int prev = Gmp.gomaxprocs(1);
     try {
       for (int i = 0; i < 10 * STRESS; i++) {
-        runInG("TestYieldProgress at gomaxprocs(1)", 20, ProcTest::yieldProgress);
+        GmpTesting.runInG("TestYieldProgress at gomaxprocs(1)", 20, ProcTest::yieldProgress);
       }
     } finally {
       GmpTesting.restoreProcs(prev);
@@ -276,7 +253,7 @@ class ProcTest {
     try {
       numGoroutineMatchesDump(parked);
       // And from inside a G, as Go's test (itself a goroutine) does it.
-      runInG("TestNumGoroutine in a G", 20, () -> numGoroutineMatchesDump(parked + 1));
+      GmpTesting.runInG("TestNumGoroutine in a G", 20, () -> numGoroutineMatchesDump(parked + 1));
     } finally {
       release.countDown();
       for (Thread t : gs) {

@@ -83,6 +83,20 @@ class SyscallTest {
     });
   }
 
+  /** One G per FIFO, each blocked in {@link #blockingRead}; counts down {@code done} after. */
+  private static void startReaders(List<Path> fifos, CountDownLatch done) {
+    for (Path f : fifos) {
+      Gmp.go(() -> {
+        try {
+          blockingRead(f);
+        } catch (Exception e) {
+          throw new AssertionError(e);
+        }
+        done.countDown();
+      });
+    }
+  }
+
   private static List<Path> fifos(Path dir, int n) throws IOException, InterruptedException {
     List<Path> out = new ArrayList<>();
     List<String> cmd = new ArrayList<>(List.of("mkfifo"));
@@ -125,16 +139,7 @@ class SyscallTest {
     List<Path> fifos = fifos(dir, 10);
     CountDownLatch done = new CountDownLatch(10);
     long base = metric("/sched/goroutines/not-in-go:goroutines");
-    for (Path f : fifos) {
-      Gmp.go(() -> {
-        try {
-          blockingRead(f);
-        } catch (Exception e) {
-          throw new AssertionError(e);
-        }
-        done.countDown();
-      });
-    }
+    startReaders(fifos, done);
     try {
       assertTrue(GmpTesting.poll(10_000,
           () -> metric("/sched/goroutines/not-in-go:goroutines") >= base + 10),
@@ -163,16 +168,7 @@ class SyscallTest {
       List<Path> fifos = fifos(dir, n);
       long threads0 = osThreads();
       CountDownLatch done = new CountDownLatch(n);
-      for (Path f : fifos) {
-        Gmp.go(() -> {
-          try {
-            blockingRead(f);
-          } catch (Exception e) {
-            throw new AssertionError(e);
-          }
-          done.countDown();
-        });
-      }
+      startReaders(fifos, done);
       try {
         assertTrue(GmpTesting.poll(30_000,
             () -> metric("/sched/goroutines/not-in-go:goroutines") >= n),

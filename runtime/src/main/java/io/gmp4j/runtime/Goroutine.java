@@ -111,7 +111,10 @@ final class Goroutine implements Executor {
   /** When the G last started waiting (Go's waitsince); written with waitReason. Racy. */
   volatile long waitSince;
 
-  /** Why the G waits; Go's waitReason string. Written by its M after a run; racy for readers. */
+  /**
+   * Why the G waits; Go's waitReason string. Written by its M after a run that ended in a park;
+   * meaningful only while the status is waiting (readers check), so nothing clears it.
+   */
   volatile String waitReason = "";
 
   /**

@@ -209,7 +209,6 @@ final class Machine extends Thread {
       gp.trackingStamp = 0;
       sched.timeToRun.record(System.nanoTime() - stamp);
     }
-    gp.waitReason = "";
     gp.m = this;
     curg = gp;
     Processor pp = p;

@@ -84,7 +84,7 @@ final class SchedTrace {
       Machine mp = gp.m;
       int st = gp.status();
       sb.append("  G").append(gp.goid).append(": status=").append(st).append('(')
-          .append(gp.waitReason).append(") m=")
+          .append(st == Goroutine.WAITING ? gp.waitReason : "").append(") m=")
           .append(st == Goroutine.RUNNING && mp != null ? String.valueOf(mp.id) : "nil")
           .append(" lockedm=").append(gp.lockedm == null ? "nil" : String.valueOf(gp.lockedm.id))
           .append('\n');
