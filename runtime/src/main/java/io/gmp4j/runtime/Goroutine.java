@@ -183,10 +183,6 @@ final class Goroutine implements Executor {
     return STATE.compareAndSet(this, ran, (ran & ~0xffL) | to); // fails if readied meanwhile
   }
 
-  boolean preemptRequested() {
-    return preempt; // volatile read; pairs with trySetPreempt
-  }
-
   /** false→true; true if this call made the request. Any thread (sysmon). */
   boolean trySetPreempt() {
     return PREEMPT.compareAndSet(this, false, true);

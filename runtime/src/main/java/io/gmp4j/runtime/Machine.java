@@ -396,11 +396,10 @@ final class Machine extends Thread {
         Processor p2 = allp[e.position()];
         // Don't bother to attempt to steal if p2 is idle.
         if (p2 != pp && p2.status != Processor.IDLE) {
-          int before = pp.runqSize();
           Goroutine gp = pp.runqSteal(p2, stealRunNextG);
           if (gp != null) {
             steals++;
-            stolen += 1 + pp.runqSize() - before;
+            stolen += 1 + pp.runqSize(); // our ring was empty: findRunnable got nothing there
             return gp;
           }
         }

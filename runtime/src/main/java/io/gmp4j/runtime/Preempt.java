@@ -122,9 +122,4 @@ public final class Preempt {
       PENDING.getAndAdd(-1);
     }
   }
-
-  /** Requests pending (schedtrace detail, tests). */
-  static int pending() {
-    return (int) PENDING.getVolatile();
-  }
 }

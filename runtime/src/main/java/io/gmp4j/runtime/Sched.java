@@ -635,20 +635,6 @@ public final class Sched {
     return runqsize;
   }
 
-  /** Snapshot of the global queue in order, for schedtrace detail. Takes sched.lock. */
-  List<Goroutine> globRunqSnapshot() {
-    List<Goroutine> out = new ArrayList<>();
-    lock.lock();
-    try {
-      for (Goroutine gp = runqHead; gp != null; gp = gp.schedlink) {
-        out.add(gp);
-      }
-    } finally {
-      lock.unlock();
-    }
-    return out;
-  }
-
   // ------------------------------------------------------------------------------------------
   // Stop-the-world and GOMAXPROCS
 
