@@ -223,9 +223,7 @@ final class LoopScanner extends MethodVisitor {
       }
     }
     for (int k = plan.pollBefore.nextSetBit(0); k >= 0; k = plan.pollBefore.nextSetBit(k + 1)) {
-      if (countsDown(k)) {
-        plan.countdown.set(k);
-      }
+      countDown(k);
     }
   }
 
@@ -310,17 +308,19 @@ final class LoopScanner extends MethodVisitor {
   }
 
   /**
-   * Rule of 'Countdown polls': whether the polled back-edge {@code k} can count down instead of
-   * polling on every pass. Each of its backward targets must have a stack-map frame (the countdown
-   * branches there, and a conditional back-edge or switch case is redirected through a block that
-   * reuses that frame), and its loop (from its earliest backward target to {@code k}) must not
-   * contain a strip-mined loop: each pass of such a loop can run up to a strip of iterations
-   * without a poll, so 1024 passes would not be bounded by 1024 iterations of anything. And the
-   * loop must touch memory or call ({@link #touchesMemory}), or the countdown buys nothing.
+   * Rule of 'Countdown polls': decides whether the polled back-edge {@code k} counts down instead
+   * of polling on every pass, and in which form. Each of its backward targets must have a
+   * stack-map frame (the countdown branches there, and a conditional back-edge or switch case is
+   * redirected through a block that reuses that frame), and its loop (from its earliest backward
+   * target to {@code k}) must touch memory or call ({@link #touchesMemory}), or the countdown buys
+   * nothing. A loop that contains a strip-mined loop is heavy: each of its passes may run up to a
+   * strip of iterations without a poll, so a pass counts {@code OUTER_WEIGHT} back-edges. A loop
+   * whose instructions branch only out of it (no inner loop, no if/else, no switch, no {@code
+   * continue}) gets the form with its own back-edge.
    */
-  private boolean countsDown(int k) {
+  private void countDown(int k) {
     if (plan.maxLocals > 0xFFFF - 2) { // no room for budget and strip locals
-      return false;
+      return;
     }
     int lo = Integer.MAX_VALUE;
     Object t = targets[k];
@@ -330,21 +330,28 @@ final class LoopScanner extends MethodVisitor {
         continue; // forward switch case
       }
       if (!frameStack.containsKey(pos)) {
-        return false;
+        return;
       }
       lo = Math.min(lo, pos);
     }
+    boolean memory = false;
+    boolean exitsOnly = !(t instanceof Label[]);
+    for (int j = lo; j < k; j++) {
+      memory |= touchesMemory(ops[j]);
+      exitsOnly &= targets[j] == null || !jumpsInto(targets[j], lo - 1, k);
+    }
+    if (!memory) {
+      return; // registers only: the barrier pins nothing, and the plain poll is cheaper
+    }
+    plan.countdown.set(k);
     for (StripLoop loop : plan.stripLoops) {
       if (loop.cond() >= lo && loop.cond() <= k) {
-        return false;
+        plan.heavy.set(k);
       }
     }
-    for (int j = lo; j < k; j++) {
-      if (touchesMemory(ops[j])) {
-        return true;
-      }
+    if (exitsOnly) {
+      plan.ownBackEdge.set(k);
     }
-    return false; // registers only: the barrier pins nothing, and the plain poll is cheaper
   }
 
   /**

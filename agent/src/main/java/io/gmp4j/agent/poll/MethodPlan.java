@@ -25,6 +25,18 @@ final class MethodPlan {
    */
   final BitSet countdown = new BitSet();
 
+  /**
+   * The subset of {@link #countdown} whose loop contains a strip-mined loop: each pass counts
+   * {@code PollEmitter.OUTER_WEIGHT} back-edges, not one ('Countdown polls' in LoopScanner).
+   */
+  final BitSet heavy = new BitSet();
+
+  /**
+   * The subset of {@link #countdown} whose loop body branches only out of the loop: the poll path
+   * gets its own back-edge, so that C2 keeps the poll out of the hot loop ('Countdown polls').
+   */
+  final BitSet ownBackEdge = new BitSet();
+
   /** Strip-mined loops, in code order; disjoint, since each is innermost. */
   final List<StripLoop> stripLoops = new ArrayList<>();
 

@@ -89,7 +89,20 @@ final class PollEmitter extends ClassVisitor {
    */
   static final int BUDGET = 1024;
 
+  /**
+   * Back-edges that one pass of a heavy loop counts: a loop that contains a strip-mined loop
+   * ('Countdown polls' in LoopScanner). Each pass may run up to a strip ({@link #STRIP} - 1
+   * iterations) of each strip-mined loop inside without a poll, so between two polls there are at
+   * most {@code BUDGET / OUTER_WEIGHT} = 16 such passes, whatever other countdowns of the method
+   * reset the budget: at most 16 strips of a body without calls, well under a millisecond at 1-10
+   * ns an iteration. The constant fits IINC's signed byte.
+   */
+  static final int OUTER_WEIGHT = 64;
+
   private static final Object[] NO_STACK = {};
+
+  /** A countdown block after the method's code, by what it jumps to and how it counts. */
+  private record Trampoline(Label target, boolean heavy, boolean own) {}
 
   private final Iterator<MethodPlan> plans;
 
@@ -125,7 +138,8 @@ final class PollEmitter extends ClassVisitor {
     // For countdowns: where each label is (by instruction index) and the frame emitted there.
     private final Map<Label, Integer> labelIndex = new IdentityHashMap<>();
     private final Map<Integer, Object[][]> frames = new HashMap<>(); // {locals, stack}
-    private final Map<Label, Label> trampolines = new LinkedHashMap<>(); // target -> block
+    private final Map<Trampoline, Label> trampolines = new LinkedHashMap<>(); // -> its block
+    private final Map<Trampoline, Integer> trampolineEdge = new HashMap<>(); // -> a back-edge
 
     PollMethod(MethodVisitor mv, MethodPlan plan) {
       super(Opcodes.ASM9, mv);
@@ -158,31 +172,44 @@ final class PollEmitter extends ClassVisitor {
     }
 
     /**
-     * {@code IINC budget -1; ILOAD budget; IFGT skip; budget = BUDGET; poll; skip: [frame at
-     * target] GOTO target}. The state here must be one that may jump to {@code target}, so it may
-     * take the target's frame at {@code skip} as well, and the loop keeps a single back-edge, as it
-     * had: C2 sees the same loop, with the poll as a rarely taken diamond in it.
+     * The countdown of back-edge {@code k} to {@code target}: {@code IINC budget -w; ILOAD budget;
+     * IFGT skip; budget = BUDGET; poll; skip: [frame at target] GOTO target}, with {@code w} 1, or
+     * {@link #OUTER_WEIGHT} for a heavy loop. The state here must be one that may jump to {@code
+     * target}, so it may take the target's frame at {@code skip} as well, and the loop keeps a
+     * single back-edge, as it had: C2 sees the same loop, with the poll as a rarely taken diamond
+     * in it. For an {@link MethodPlan#ownBackEdge} loop the {@code IFGT} jumps to {@code target}
+     * itself, and the poll path ends in its own {@code GOTO target}: no new frame is needed, since
+     * both only jump to {@code target}.
      */
-    private void countdown(Label target) {
+    private void countdown(int k, Label target) {
       Object[][] frame = frames.get(labelIndex.get(target));
       if (frame == null) {
         throw new IllegalStateException("countdown: no frame at the back-edge's target");
       }
-      Label skip = new Label();
-      super.visitIincInsn(budgetSlot, -1);
+      boolean own = plan.ownBackEdge.get(k);
+      Label skip = own ? target : new Label();
+      super.visitIincInsn(budgetSlot, plan.heavy.get(k) ? -OUTER_WEIGHT : -1);
       super.visitVarInsn(Opcodes.ILOAD, budgetSlot);
       super.visitJumpInsn(Opcodes.IFGT, skip);
       super.visitIntInsn(Opcodes.SIPUSH, BUDGET);
       super.visitVarInsn(Opcodes.ISTORE, budgetSlot);
       poll();
-      super.visitLabel(skip);
-      super.visitFrame(Opcodes.F_NEW, frame[0].length, frame[0], frame[1].length, frame[1]);
+      if (!own) {
+        super.visitLabel(skip);
+        super.visitFrame(Opcodes.F_NEW, frame[0].length, frame[0], frame[1].length, frame[1]);
+      }
       super.visitJumpInsn(Opcodes.GOTO, target);
     }
 
-    /** The block that counts down and then jumps to {@code target}; emitted at the method's end. */
-    private Label trampoline(Label target) {
-      return trampolines.computeIfAbsent(target, t -> new Label());
+    /**
+     * The block that counts down for back-edge {@code k} and then jumps to {@code target}; emitted
+     * at the method's end. Back-edges to one target share it when they count down alike.
+     */
+    private Label trampoline(int k, Label target) {
+      Trampoline key = new Trampoline(target, plan.heavy.get(k), plan.ownBackEdge.get(k));
+      Label block = trampolines.computeIfAbsent(key, t -> new Label());
+      trampolineEdge.putIfAbsent(key, k);
+      return block;
     }
 
     /** Index of the instruction being visited; places its per-pass back-edge poll first. */
@@ -278,9 +305,9 @@ final class PollEmitter extends ClassVisitor {
       } else if (loop != null && k == loop.back()) {
         tail(label);
       } else if (plan.countdown.get(k) && opcode == Opcodes.GOTO) {
-        countdown(label); // replaces the GOTO: the state here may jump to label
+        countdown(k, label); // replaces the GOTO: the state here may jump to label
       } else if (plan.countdown.get(k)) {
-        super.visitJumpInsn(opcode, trampoline(label));
+        super.visitJumpInsn(opcode, trampoline(k, label));
       } else {
         super.visitJumpInsn(opcode, label);
       }
@@ -294,7 +321,7 @@ final class PollEmitter extends ClassVisitor {
       Label[] out = labels.clone();
       for (int i = 0; i < out.length; i++) {
         if (labelIndex.containsKey(out[i]) && labelIndex.get(out[i]) <= k) {
-          out[i] = trampoline(out[i]);
+          out[i] = trampoline(k, out[i]);
         }
       }
       return out;
@@ -452,14 +479,15 @@ final class PollEmitter extends ClassVisitor {
             "visitMaxs: " + index + " instructions, pass 1 saw " + plan.instructions);
       }
       // The trampolines follow the method's last instruction, which cannot fall through.
-      for (Map.Entry<Label, Label> e : trampolines.entrySet()) {
-        Object[][] frame = frames.get(labelIndex.get(e.getKey()));
+      for (Map.Entry<Trampoline, Label> e : trampolines.entrySet()) {
+        Label target = e.getKey().target();
+        Object[][] frame = frames.get(labelIndex.get(target));
         if (frame == null) {
           throw new IllegalStateException("visitMaxs: no frame at a countdown target");
         }
         super.visitLabel(e.getValue());
         super.visitFrame(Opcodes.F_NEW, frame[0].length, frame[0], frame[1].length, frame[1]);
-        countdown(e.getKey());
+        countdown(trampolineEdge.get(e.getKey()), target);
       }
       int stack = maxStack + (plan.usesBudget() ? 1 : 0); // ILOAD budget on the back-edge's stack
       int locals = maxLocals + (plan.usesBudget() ? 1 : 0);

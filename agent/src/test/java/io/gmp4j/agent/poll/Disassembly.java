@@ -126,10 +126,11 @@ final class Disassembly {
     }
 
     /**
-     * The countdown polls: {@code IINC b -1; ILOAD b; IFGT skip; SIPUSH 1024; ISTORE b; poll;
-     * skip: GOTO t}, where local {@code b} is written nowhere else but by {@code ICONST_1; ISTORE b} as the
-     * method's first (or, after a prologue poll, second) instruction. Each entry is {IINC index,
-     * IFGT index, target}.
+     * The countdown polls: {@code IINC b -w; ILOAD b; IFGT skip; SIPUSH 1024; ISTORE b; poll;
+     * skip: GOTO t} (or, with its own back-edge, {@code IFGT t} and no {@code skip}), where {@code
+     * w} is 1 or {@link PollEmitter#OUTER_WEIGHT} and local {@code b} is written nowhere else but
+     * by {@code ICONST_1; ISTORE b} as the method's first (or, after a prologue poll, second)
+     * instruction. Each entry is {IINC index, IFGT index, target, IFGT target, w}.
      */
     List<int[]> countdowns() {
       List<int[]> out = new ArrayList<>();
@@ -138,7 +139,7 @@ final class Disassembly {
         Insn gt = insns.get(k + 2);
         Insn back = insns.get(k + 6);
         if (dec.op() == Opcodes.IINC
-            && dec.incr() == -1
+            && (dec.incr() == -1 || dec.incr() == -PollEmitter.OUTER_WEIGHT)
             && insns.get(k + 1).op() == Opcodes.ILOAD
             && insns.get(k + 1).var() == dec.var()
             && gt.op() == Opcodes.IFGT
@@ -148,8 +149,8 @@ final class Disassembly {
             && insns.get(k + 4).var() == dec.var()
             && insns.get(k + 5).isPoll()
             && back.op() == Opcodes.GOTO
-            && gt.targets()[0] == k + 6) {
-          out.add(new int[] {k, k + 2, back.targets()[0]});
+            && (gt.targets()[0] == k + 6 || gt.targets()[0] == back.targets()[0])) {
+          out.add(new int[] {k, k + 2, back.targets()[0], gt.targets()[0], -dec.incr()});
         }
       }
       if (!out.isEmpty()) {
@@ -187,7 +188,7 @@ final class Disassembly {
         bounded.add(new int[] {e[0], e[1]});
       }
       for (int[] c : countdowns()) {
-        bounded.add(new int[] {c[1], c[1] + 4}); // IFGT over the poll
+        bounded.add(new int[] {c[1], c[3]}); // IFGT over the poll
       }
       return everyCyclePolls(bounded);
     }

@@ -3,6 +3,7 @@ package io.gmp4j.agent.poll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -264,14 +265,18 @@ class PollInjectorTest {
    * The poll is the instruction right before each backward branch that is not part of a strip
    * (whose inner back-edge has none and whose outer one is checked by {@link Method#strips}). A
    * countdown's {@code GOTO} counts too: its poll, right before it, is skipped by the countdown's
-   * {@code IFGT} ({@link Method#countdowns}). {@code expected} counts both kinds.
+   * {@code IFGT} ({@link Method#countdowns}); in the form with its own back-edge, that {@code
+   * IFGT} is itself a backward branch, bounded by the budget, and not counted. {@code expected}
+   * counts both kinds.
    */
   private static void assertPolledBackEdges(Method m, int expected) {
     List<Integer> back = m.backwardBranches();
     List<int[]> strips = m.strips();
+    List<int[]> countdowns = m.countdowns();
     int polled = 0;
     for (int k : back) {
-      if (strips.stream().anyMatch(e -> e[0] == k || e[2] == k)) {
+      if (strips.stream().anyMatch(e -> e[0] == k || e[2] == k)
+          || countdowns.stream().anyMatch(c -> c[1] == k && c[3] == c[2])) {
         continue;
       }
       assertTrue(m.insns().get(k - 1).isPoll(), m.name() + ": no poll before back-edge " + k);
@@ -479,27 +484,33 @@ class PollInjectorTest {
     }
     Method rows = Disassembly.method(t, "rows");
     assertPolledBackEdges(rows, 1); // the row loop is not innermost
-    assertEquals(new Stats(1, total, 0, 0), injector.lastStats());
+    assertEquals(new Stats(1, total, 0, 1), injector.lastStats());
   }
 
   @Test
   void loopsThatAreNotStripMinedCountDown() {
     PollInjector injector = new PollInjector(null, null, false);
     byte[] t = injector.transform(null, "app/Countdown", original.get("app/Countdown"));
-    Map<String, int[]> expect = // {polled back-edges, countdowns, strips}
+    // {polled back-edges, countdowns, strips, countdowns with their own back-edge}
+    Map<String, int[]> expect =
         Map.of(
-            "bits", new int[] {1, 0, 0}, // registers only: polled on every pass
-            "collatz", new int[] {2, 0, 0},
-            "spin", new int[] {1, 1, 0},
-            "wide", new int[] {1, 1, 0},
-            "withTry", new int[] {1, 1, 0},
-            "mixed", new int[] {1, 1, 1}, // frames carry budget and strip
-            "doWhile", new int[] {1, 1, 0});
+            "bits", new int[] {1, 0, 0, 0}, // registers only: polled on every pass
+            "collatz", new int[] {2, 0, 0, 0},
+            "spin", new int[] {1, 1, 0, 1}, // the body only branches out of the loop
+            "wide", new int[] {1, 1, 0, 0}, // an if in the body
+            "withTry", new int[] {1, 1, 0, 0}, // the try's GOTO over its handler
+            "mixed", new int[] {1, 1, 1, 1}, // frames carry budget and strip
+            "doWhile", new int[] {1, 1, 0, 1}); // a trampoline with its own back-edge
     for (var e : expect.entrySet()) {
       Method m = Disassembly.method(t, e.getKey());
       assertPolledBackEdges(m, e.getValue()[0]);
       assertCountdowns(m, e.getValue()[1]);
       assertEquals(e.getValue()[2], m.strips().size(), e.getKey() + ": strips");
+      assertEquals(
+          e.getValue()[3],
+          m.countdowns().stream().filter(c -> c[3] == c[2]).count(),
+          e.getKey() + ": countdowns with their own back-edge");
+      assertTrue(m.countdowns().stream().allMatch(c -> c[4] == 1), e.getKey() + ": weight 1");
       assertEveryCyclePolls(m);
       if (e.getValue()[1] > 0) {
         // The budget starts at 1: the first back-edge of each invocation polls.
@@ -522,15 +533,20 @@ class PollInjectorTest {
   }
 
   @Test
-  void outerLoopOfAStripMinedLoopPollsEveryPass() {
-    // Its passes can each run up to a strip without a poll, so it is not counted down.
+  void outerLoopOfAStripMinedLoopCountsDownHeavily() {
+    // Its passes can each run up to a strip without a poll, so each counts OUTER_WEIGHT
+    // back-edges: at most BUDGET / OUTER_WEIGHT passes between polls.
     Method rows =
         Disassembly.method(
             new PollInjector(null, null, false)
                 .transform(null, "app/Kernels", original.get("app/Kernels")),
             "rows");
-    assertCountdowns(rows, 0);
+    assertCountdowns(rows, 1);
     assertPolledBackEdges(rows, 1);
+    int[] c = rows.countdowns().get(0);
+    assertEquals(PollEmitter.OUTER_WEIGHT, c[4], "weight");
+    assertNotEquals(c[2], c[3], "an inner loop: the single back-edge form");
+    assertEquals(16, PollEmitter.BUDGET / PollEmitter.OUTER_WEIGHT);
   }
 
   @Test
