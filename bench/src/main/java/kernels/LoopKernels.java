@@ -14,11 +14,15 @@ package kernels;
  * <p>Shapes, and where the injector puts the poll ('Poll placement' in PollInjector):
  *
  * <ul>
- *   <li>strip-mined (one poll per 1024 iterations; the inner loop stays a clean counted loop):
- *       addArrays, scaleFloats, sumInts, dotLongs, hashBytes, the innermost loops of matMul;
- *   <li>per-iteration back-edge poll: listWalk (not counted), stateMachine (switch in the body),
- *       collatz (non-counted inner while; the outer loop contains it), the outer loops of matMul,
- *       addArraysDown (count-down: step &lt; 0), sumIntList (bound is a field);
+ *   <li>strip-mined (one poll per 4096 iterations; the inner loop stays a clean counted loop):
+ *       addArrays, scaleFloats, sumInts, dotLongs, hashBytes, addArraysDown (counting down), the
+ *       innermost loops of matMul;
+ *   <li>countdown with its own back-edge (one poll per 1024 passes; the body only branches out of
+ *       the loop): listWalk (not counted), sumIntList (the bound is a field);
+ *   <li>countdown with a single back-edge: stateMachine (switch in the body);
+ *   <li>heavy countdown (64 per pass, so one poll per 16 passes): the outer loops of matMul, which
+ *       contain strip-mined loops;
+ *   <li>per-pass back-edge poll: collatz (both loops compute in registers only);
  *   <li>no loop: fib, polled only with prologue polls on.
  * </ul>
  */

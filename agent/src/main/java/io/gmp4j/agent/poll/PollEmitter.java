@@ -60,9 +60,16 @@ import net.bytebuddy.jar.asm.Opcodes;
  * {@code budget} is an int in every frame of the method (the code before the first frame sets
  * it), so the state at the back-edge may still jump to {@code L}, and {@code T} may take {@code
  * L}'s frame: every jump to {@code T} could jump to {@code L} before; likewise {@code skip},
- * which only jumps to {@code L}. The loop keeps one back-edge: a version whose poll path had its
- * own {@code GOTO L} (two back-edges, which C2 turns into nested loops) measured ~1.2x on
- * stateMachine, against ~1.0x for this one.
+ * which only jumps to {@code L}. The loop keeps one back-edge. A loop whose body only branches
+ * out of it ('Countdown polls' in LoopScanner) takes the form with its own back-edge instead:
+ *
+ * <pre>
+ * +        IINC budget -1; ILOAD budget; IFGT L    the hot back-edge
+ * +        SIPUSH 1024; ISTORE budget; INVOKESTATIC Preempt.poll()V
+ * +        GOTO L                                  the cold one
+ * </pre>
+ *
+ * A loop around a strip-mined loop decrements by {@link #OUTER_WEIGHT} instead of 1.
  *
  * <p>Used by one thread for one class.
  */

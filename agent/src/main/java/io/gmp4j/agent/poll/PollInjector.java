@@ -32,11 +32,14 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       which ends in the {@code GOTO}; a conditional back-edge or backward switch target is
  *       redirected to a countdown block after the method's code that reuses the target's frame.
  *       The budget is a new int local at the old max_locals, set before the first label and
- *       declared in every frame of the method. Where the countdown cannot bound the time between
- *       polls (a loop around a strip-mined loop), buys nothing (a loop that neither touches memory
- *       nor calls: the barrier has nothing to pin) or has no frame at its target, the poll goes
- *       right before the branch and runs on every pass: the call pushes and pops nothing and adds no
- *       branch target, so existing frames stay valid.
+ *       declared in every frame of the method. Two refinements: a loop whose body branches only
+ *       out of the loop (a list walk, a {@code while} over a field bound) gives the poll path its
+ *       own back-edge, which lets C2 keep the poll out of the hot loop; and a loop around a
+ *       strip-mined loop counts 64 back-edges a pass, so that it polls at least once every 16
+ *       strips. Where the countdown buys nothing (a loop that neither touches memory nor calls:
+ *       the barrier has nothing to pin) or has no frame at its target, the poll goes right before
+ *       the branch and runs on every pass: the call pushes and pops nothing and adds no branch
+ *       target, so existing frames stay valid.
  *   <li><b>Strip mining</b> ('Strip mining' in {@link LoopScanner}, HotSpot's loop strip mining,
  *       JDK-8186027, done in bytecode). A tight innermost counted loop in javac's {@code for} shape,
  *       counting up or down, gets no per-iteration poll; its test is rewritten against a
