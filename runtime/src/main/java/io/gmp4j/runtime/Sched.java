@@ -41,6 +41,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *       threads): the global queue tail, then wakeP.
  * </ol>
  *
+ * In cases 1 and 2 the P is used under a claim on the M's {@code phold} word, since sysmon may
+ * have retaken it from a G that ignored preemption; a G without a P takes an idle one if there
+ * is one, and otherwise readies into the global queue. See 'Hog hand-off' in {@link HogHandoff}.
+ *
  * {@code execute} never runs a task inline and never waits for anything but sched.lock.
  *
  * <h3>Adoption</h3>
@@ -191,13 +195,19 @@ public final class Sched {
   /** Ps handed off from syscalls (extra metric). */
   final LongAdder syscallHandoffs = new LongAdder();
 
+  /** Ps retaken from Gs that ignored preemption and handed off (extra metric; HogHandoff). */
+  final LongAdder preemptHandoffs = new LongAdder();
+
   /** Gs in a syscall: /sched/goroutines/not-in-go (Go's nGsyscallNoP, plus those with a P). */
   final LongAdder nGsyscall = new LongAdder();
 
   /** Go's sched.customGOMAXPROCS: the user chose GOMAXPROCS, so sysmon does not follow CPUs. */
   volatile boolean customGomaxprocs;
 
-  /** sysmon, or null for a scheduler that has none (white-box tests). Set once at start. */
+  /**
+   * sysmon, or null for a scheduler that has none (white-box tests). Set once, before the first
+   * G or M starts (which publishes it).
+   */
   private Sysmon sysmon;
 
   Sched(int nprocs) {
@@ -223,12 +233,26 @@ public final class Sched {
       s.maxmcount = Config.maxThreads();
       s.queueOnThreadLimit = Config.queueOnThreadLimit();
       s.idleThreadTimeoutNanos = Config.idleThreadTimeoutNanos();
-      s.sysmon = new Sysmon(s, Config.timesliceNanos(), Config.schedtraceMillis(),
+      s.startSysmon(Config.timesliceNanos(), Config.handoffNanos(), Config.schedtraceMillis(),
           Config.scheddetail(), true);
-      s.sysmon.start();
       instance = s;
     }
     return instance;
+  }
+
+  /**
+   * Starts this scheduler's sysmon (Go's newm(sysmon) in schedinit's caller). Called once, before
+   * the first G: by {@link #get} for the process-wide scheduler, and by white-box tests for a
+   * scheduler of their own.
+   */
+  void startSysmon(long forcePreemptNs, long handoffNs, int schedtraceMs, boolean scheddetail,
+      boolean followCpuLimit) {
+    if (sysmon != null) {
+      throw new InternalError("startSysmon: sysmon already running");
+    }
+    sysmon = new Sysmon(this, forcePreemptNs, handoffNs, schedtraceMs, scheddetail,
+        followCpuLimit);
+    sysmon.start();
   }
 
   /** A builder of virtual threads that run on this scheduler. Any thread. */
@@ -261,24 +285,28 @@ public final class Sched {
     if ((gp.trackingSeq++ & 7) == 0) {
       gp.trackingStamp = System.nanoTime();
     }
-    Processor pp = null;
-    boolean yielded = false;
+    Machine mp = null;
     Thread ct = Thread.currentThread();
     if (ct instanceof Machine mt) {
-      if (mt.sched == this) {
-        pp = mt.p;
-        yielded = mt.curg == gp && VirtualThreads.state(gp.thread) == VirtualThreads.YIELDED;
+      if (mt.sched == this
+          && (mt.curg != gp || VirtualThreads.state(gp.thread) != VirtualThreads.YIELDED)) {
+        mp = mt; // not a yield: the M's P (the JDK's carrier-side code, inside the run)
       }
     } else if (ct.isVirtual()
         && VirtualThreads.scheduler(ct) instanceof Goroutine cur
         && cur.sched == this) {
-      Machine mp = cur.m; // exact: cur is running on mp right now
-      pp = mp == null ? null : mp.p;
+      mp = cur.m; // exact: cur is running on mp right now
     }
-    if (pp == null || yielded) {
+    // The P is the running G's only under a claim: sysmon may have retaken it ('Hog hand-off').
+    Processor pp = mp == null ? null : mp.tryClaimP(true);
+    if (pp == null) {
       globRunqPut(gp);
     } else {
-      pp.runqPut(gp, true);
+      try {
+        pp.runqPut(gp, true);
+      } finally {
+        mp.unclaimP();
+      }
     }
     wakeP();
   }

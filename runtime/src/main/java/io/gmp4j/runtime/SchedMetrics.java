@@ -71,6 +71,9 @@ final class SchedMetrics {
           + " runnext slot, inheriting the time slice."),
       extra("/sched/syscalls/handoffs:handoffs", Kind.COUNTER,
           "Count of Ps handed off from a goroutine blocked in a system call to another thread."),
+      extra("/sched/preemptions/handoffs:handoffs", Kind.COUNTER, "Count of Ps handed off to"
+          + " another thread from a goroutine that ignored a preemption request for longer than"
+          + " preempt.handoff (code without preemption polls, or pinned)."),
       extra("/sched/runqueue/global:goroutines", Kind.GAUGE,
           "Approximate length of the global run queue."),
       extra("/sched/runqueue/local:goroutines", Kind.PER_P, "Approximate length of each P's"
@@ -139,6 +142,7 @@ final class SchedMetrics {
     m.put("/sched/steals/goroutines:goroutines", stolen);
     m.put("/sched/runnext/hits:goroutines", runnextHits);
     m.put("/sched/syscalls/handoffs:handoffs", s.syscallHandoffs.sum());
+    m.put("/sched/preemptions/handoffs:handoffs", s.preemptHandoffs.sum());
     m.put("/sched/runqueue/global:goroutines", (long) s.runqsize());
     m.put("/sched/runqueue/local:goroutines", perP);
     m.put("/sched/procs/idle:procs", (long) s.npidle);
