@@ -18,7 +18,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Beyond Go: the P of a G that ignores preemption is handed to another M ('Hog hand-off' in
  * io.gmp4j.runtime.HogHandoff). These tests run without the agent, so every loop here is
  * uninstrumented: a spinning G never polls, as a G inside JDK code never does. Child-JVM
- * scenarios (the option off, the stderr report) are in {@link HogHandoffChildJvmTest}.
+ * scenarios (the option off, the stderr report) are in {@link ChildJvmTest}.
  */
 @ExtendWith(SchedTraceOnFailure.class)
 class HogHandoffTest {

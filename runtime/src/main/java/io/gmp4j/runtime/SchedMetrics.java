@@ -102,13 +102,20 @@ final class SchedMetrics {
       perP[i] = allp[i].runqSize() + (allp[i].hasRunnext() ? 1 : 0);
       runnable += perP[i];
     }
+    long retaken = 0;
     for (Machine mp : s.allm) {
       Goroutine g = mp.curg;
       if (g != null && g.status() == Goroutine.RUNNING) {
-        running++;
+        // A G whose P sysmon handed off runs outside GOMAXPROCS, as Go's cgo calls do: it is
+        // not in Go, and running stays within GOMAXPROCS (see 'Hog hand-off' in HogHandoff).
+        if (mp.lostP()) {
+          retaken++;
+        } else {
+          running++;
+        }
       }
     }
-    long nonGo = Math.max(0, s.nGsyscall.sum());
+    long nonGo = Math.max(0, s.nGsyscall.sum()) + retaken;
     long total = s.allgs.size();
     long waiting = Math.max(0, total - (running + runnable + nonGo));
     double[] bounds = TimeHistogram.boundaries();
