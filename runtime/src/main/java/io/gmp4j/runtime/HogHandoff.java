@@ -83,7 +83,9 @@ package io.gmp4j.runtime;
  *       P's M and that M's run number ({@link #retake}). While the schedtick stands still and
  *       the M stays in the same run for {@code preempt.handoff}, the G has ignored the request:
  *       a runnext chain or a G that parked and ran again starts a new run and starts the count
- *       over, and so does a syscall, which sysmon's syscall rule covers instead.
+ *       over, and so does a syscall, which sysmon's syscall rule covers instead. A cycle in
+ *       which sysmon slept much longer than it asked (a GC pause stops every thread, the G
+ *       included) starts every count over too.
  *   <li>sysmon CASes the word from (run, G) to (run, RETAKEN). The CAS fails if the G is inside
  *       a P operation (sysmon tries again next cycle) or if the run is over; a new run has
  *       another number, so a CAS prepared for an older run cannot take the P from a newer one.
@@ -164,6 +166,22 @@ final class HogHandoff {
     this.sched = sched;
     this.handoffNs = handoffNs;
     this.lastReport = System.nanoTime() - REPORT_PERIOD_NS;
+  }
+
+  /**
+   * How much longer than asked sysmon may sleep before the cycle counts as a pause of the whole
+   * JVM (a GC, or sysmon itself descheduled), after which every count starts over ({@link
+   * #forgetAll}): a G cannot honour a request while it is stopped. Half the hand-off, so a
+   * pause costs the other Gs at most half a hand-off more; at least 5ms, far above parkNanos'
+   * usual overshoot (the timer slack, about 50us).
+   */
+  long pauseSlackNs() {
+    return Math.max(5_000_000L, handoffNs / 2);
+  }
+
+  /** sysmon slept through a pause (see {@link #pauseSlackNs}), or deeply. Called by sysmon. */
+  void forgetAll() {
+    java.util.Arrays.fill(seenM, null);
   }
 
   /** The schedtick of P {@code i} moved: whatever was seen there is over. Called by sysmon. */

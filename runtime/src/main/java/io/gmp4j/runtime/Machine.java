@@ -37,7 +37,8 @@ import java.util.concurrent.locks.LockSupport;
  * run and to close it after, finding out whether it still has a P.
  */
 final class Machine extends Thread {
-  // The phold word: (run << PHOLD_RUN_SHIFT) | state. See 'Hog hand-off' in HogHandoff.
+  // The phold word: (run << 3) | state, the run counted in units of PHOLD_RUN_ONE. See 'Hog
+  // hand-off' in HogHandoff for the states and their transitions.
   static final int PHOLD_SCHED = 0;
   static final int PHOLD_G = 1;
   static final int PHOLD_G_BUSY = 2;
@@ -692,11 +693,15 @@ final class Machine extends Thread {
   void unclaimP() {
     int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
     if ((h & PHOLD_STATE_MASK) == PHOLD_G_BUSY) {
-      PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) | PHOLD_G); // the P operation happens-before a retake
+      // Release: the P operation happens-before sysmon's CAS that retakes the P.
+      PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) | PHOLD_G);
     }
   }
 
-  /** Whether this M's running G has lost its P (syscall hand-off or retake). Its G only. */
+  /**
+   * Whether this M's running G has lost its P (in a syscall, or retaken). Exact for the running
+   * G itself; racy for other readers (metrics).
+   */
   boolean lostP() {
     int st = (int) PHOLD.getVolatile(this) & PHOLD_STATE_MASK;
     return st == PHOLD_RETAKEN || st == PHOLD_SYSCALL;

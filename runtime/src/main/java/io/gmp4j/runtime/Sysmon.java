@@ -92,8 +92,12 @@ final class Sysmon extends Thread {
         if (delayUs > 10_000) { // up to 10ms
           delayUs = 10_000;
         }
+        long slept = System.nanoTime();
         LockSupport.parkNanos(delayUs * 1000);
         long now = System.nanoTime();
+        if (hog != null && now - slept - delayUs * 1000 > hog.pauseSlackNs()) {
+          hog.forgetAll(); // the whole JVM stood still (a GC pause): nobody ignored anything
+        }
         if (schedtraceMs <= 0 && nothingToWatch()) {
           sysmonwait = true;
           // Re-check after publishing sysmonwait: a P that started meanwhile either sees it
@@ -105,6 +109,9 @@ final class Sysmon extends Thread {
           idle = 0;
           delayUs = 20;
           now = System.nanoTime();
+          if (hog != null) {
+            hog.forgetAll();
+          }
         }
         if (followCpuLimit && now - lastProcsCheck >= 1_000_000_000L) {
           lastProcsCheck = now;

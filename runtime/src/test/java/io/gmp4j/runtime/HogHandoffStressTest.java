@@ -34,6 +34,9 @@ class HogHandoffStressTest {
     final int hogs = 4;
     final long runNanos = 300_000_000L * STRESS;
     Sched s = new Sched(nprocs);
+    // Idle Ms exit soon, so that none of this scheduler's gmp-m threads outlives the test (other
+    // tests look for carriers by name).
+    s.idleThreadTimeoutNanos = 20_000_000L;
     s.startSysmon(100_000, 100_000, 0, false, false);
     Thread.Builder.OfVirtual builder = s.newBuilder();
 
@@ -94,14 +97,13 @@ class HogHandoffStressTest {
       assertTrue(ran.get(i) <= 1, "G #" + i + " ran " + ran.get(i) + " times");
       missing += ran.get(i) == 0 ? 1 : 0;
     }
-    assertTrue(allRan, missing + " of " + n + " Gs never ran\n" + s.schedtrace(true));
+    assertTrue(allRan, missing + " of " + n + " Gs never ran\n" + dump(s));
 
     boolean quiet = poll(10_000, () -> s.npidle == nprocs && s.numGoroutine() == 0);
     assertTrue(quiet, "the scheduler did not go idle\n" + s.schedtrace(true));
     long handoffs = s.preemptHandoffs.sum();
     System.out.printf("HogHandoffStressTest: %d Gs, %d syscalls, %d retakes, %d syscall"
-        + " hand-offs, %d Ms%n", n, syscalls.get(), handoffs, s.syscallHandoffs.sum(),
-        s.allm.size());
+        + " hand-offs%n", n, syscalls.get(), handoffs, s.syscallHandoffs.sum());
     assertTrue(handoffs > 0, "no retake happened\n" + s.schedtrace(true));
     for (Processor pp : s.allp) {
       assertEquals(Processor.IDLE, pp.status, pp.toString());
@@ -109,10 +111,34 @@ class HogHandoffStressTest {
       assertTrue(pp.runqEmpty(), pp.toString());
     }
     assertEquals(0, s.runqsize(), s.schedtrace(true));
-    for (Machine mp : s.allm) {
-      assertTrue(mp.isAlive(), "M" + mp.id + " died\n" + s.schedtrace(true));
+    List<Machine> ms = List.copyOf(s.allm);
+    for (Machine mp : ms) {
+      assertTrue(mp.isAlive() || !s.allm.contains(mp), "M" + mp.id + " died\n"
+          + s.schedtrace(true));
       assertEquals(null, mp.p, mp + " still holds a P\n" + s.schedtrace(true));
     }
+    assertTrue(poll(10_000, s.allm::isEmpty), "idle Ms did not exit\n" + s.schedtrace(true));
+    for (Machine mp : ms) {
+      mp.join(5_000);
+      assertTrue(!mp.isAlive(), mp + " still alive");
+    }
+  }
+
+  /** schedtrace detail, each P's state, and the stack of each M and of sysmon. */
+  private static String dump(Sched s) {
+    StringBuilder sb = new StringBuilder(s.schedtrace(true));
+    for (Processor pp : s.allp) {
+      sb.append(pp).append('\n');
+    }
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t instanceof Machine mp ? mp.sched == s : t.getName().equals("gmp-sysmon")) {
+        sb.append(t).append(' ').append(t.getState()).append('\n');
+        for (StackTraceElement e : t.getStackTrace()) {
+          sb.append("    at ").append(e).append('\n');
+        }
+      }
+    }
+    return sb.toString();
   }
 
   private static boolean poll(long millis, BooleanSupplier cond) throws InterruptedException {
