@@ -519,16 +519,24 @@ final class Machine extends Thread {
       sched.lock.unlock();
     }
     long deadline = System.nanoTime() + sched.idleThreadTimeoutNanos;
+    boolean mayExit = true;
     while (parked) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        if (sched.mremoveIdle(this)) {
-          throw MExit.INSTANCE; // idle too long: this thread ends (see run)
+      if (mayExit) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          if (sched.mremoveIdle(this)) {
+            throw MExit.INSTANCE; // idle too long: this thread ends (see run)
+          }
+          // A waker took this M meanwhile: it clears parked, then unparks us. Look at parked
+          // again before parking: waiting for sched.lock in mremoveIdle may have used up that
+          // unpark, and a park now would never return.
+          mayExit = false;
+          continue;
         }
-        deadline = Long.MAX_VALUE; // a waker took this M meanwhile: it will unpark us
-        left = Long.MAX_VALUE;
+        LockSupport.parkNanos(this, left);
+      } else {
+        LockSupport.park(this);
       }
-      LockSupport.parkNanos(this, left);
       Thread.interrupted(); // a stale carrier interrupt must not turn this into a busy loop
     }
     Processor pp = nextp;
