@@ -68,7 +68,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * {@code gomaxprocs(n)} stops the world as Go does: it sets gcwaiting, takes the idle Ps, and
  * waits until every M that holds a P reaches its scheduler and gives the P up (gcstopM). A
- * running G gives its P up when it blocks or yields. Go runs this on the system stack; we run it
+ * running G gives its P up when it blocks or yields, or, if it ignores the stop's preemption
+ * request, when sysmon retakes the P ('Hog hand-off' in {@link HogHandoff}). Go runs this on the system stack; we run it
  * on a platform thread ({@code gmp-stw} when the caller is itself a G, since a G that waited in
  * place would hold its own P). procresize then moves the queues of removed Ps to the global head
  * in order, and the world restarts with an M for every P that has work.
@@ -768,7 +769,8 @@ public final class Sched {
       lock.unlock();
     }
     // An M spinning in stealWork sees gcwaiting at its next victim; a running G is asked to
-    // yield at its next poll (Go's preemptall), or gives its P up when it next blocks.
+    // yield at its next poll (Go's preemptall), or gives its P up when it next blocks, or has it
+    // retaken by sysmon if it ignores the request (see 'Hog hand-off' in HogHandoff).
     for (Processor pp : allp) {
       if (pp.status == Processor.RUNNING) {
         Preempt.preemptOne(pp);
