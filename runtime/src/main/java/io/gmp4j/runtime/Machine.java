@@ -764,11 +764,20 @@ final class Machine extends Thread {
     return pp;
   }
 
+  /** "G/12": a phold word's state and run number, for dumps. */
+  static String pholdString(int h) {
+    String[] names = {"SCHED", "G", "G_BUSY", "SYSCALL", "RETAKEN"};
+    int st = h & PHOLD_STATE_MASK;
+    return (st < names.length ? names[st] : String.valueOf(st)) + "/"
+        + (h >>> 3); // the run number, unsigned
+  }
+
   @Override
   public String toString() {
     Processor pp = p;
     Goroutine g = curg;
     return "M" + id + "{p=" + (pp == null ? "nil" : pp.id) + " curg="
-        + (g == null ? "nil" : g.goid) + " spinning=" + spinning + " blocked=" + parked + "}";
+        + (g == null ? "nil" : g.goid) + " phold=" + pholdString((int) PHOLD.getVolatile(this))
+        + " spinning=" + spinning + " blocked=" + parked + "}";
   }
 }
