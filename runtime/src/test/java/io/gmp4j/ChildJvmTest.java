@@ -485,4 +485,106 @@ class ChildJvmTest {
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.out().startsWith("OK\n"), r.toString());
   }
+
+  // ------------------------------------------------------------------------------------------
+  // Beyond Go: preempt.handoff (see HogHandoffTest for the in-process tests)
+
+  /**
+   * At one P, {@code args[0]} Gs spin for {@code args[1]} ms each in loops without polls, and a
+   * sleeper G started after them sleeps 1 ms at a time; after {@code args[2]} ms, prints when
+   * the sleeper first ran and the hand-off count.
+   */
+  public static final class SpinnersWithoutPolls {
+    static volatile boolean stop;
+
+    static long spin(long millis) {
+      long end = System.nanoTime() + millis * 1_000_000;
+      long x = 0;
+      while (!stop && System.nanoTime() - end < 0) {
+        x++;
+      }
+      return x;
+    }
+
+    public static void main(String[] args) throws Exception {
+      int spinners = Integer.parseInt(args[0]);
+      long spinMs = Long.parseLong(args[1]);
+      long waitMs = Long.parseLong(args[2]);
+      long t0 = System.nanoTime();
+      for (int i = 0; i < spinners; i++) {
+        Gmp.go(() -> spin(spinMs));
+      }
+      long[] firstRun = {-1};
+      Gmp.go(() -> {
+        firstRun[0] = System.nanoTime() - t0;
+        try {
+          while (!stop) {
+            Thread.sleep(1);
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      Thread.sleep(waitMs);
+      stop = true;
+      System.out.println("sleeper first ran after ms=" + firstRun[0] / 1_000_000);
+      System.out.println("handoffs="
+          + Gmp.readMetrics().get("/sched/preemptions/handoffs:handoffs"));
+    }
+  }
+
+  private static long value(String out, String key) {
+    Matcher m = Pattern.compile(Pattern.quote(key) + "(-?\\d+)").matcher(out);
+    assertTrue(m.find(), key + " missing in:\n" + out);
+    return Long.parseLong(m.group(1));
+  }
+
+  /**
+   * Three spinners without polls at one P: each loses its P after the time slice plus
+   * preempt.handoff, so the sleeper queued behind them runs after about 3 x 30 ms instead of
+   * 3 x 300 ms. stderr gets one line for the first, naming the goroutine, how long it ignored
+   * preemption and where it was running, and once a second has passed, one line for the other
+   * two.
+   */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void handoffReportsOneLineASecond() throws Exception {
+    Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(),
+        SpinnersWithoutPolls.class, "handoff", 30, "3", "300", "1300");
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals(3, value(r.out(), "handoffs="), r.toString());
+    assertTrue(value(r.out(), "after ms=") < 600, r.toString()); // 900 without
+    List<String> events = r.err().lines()
+        .filter(l -> l.startsWith("gmp4j: goroutine ")).toList();
+    assertEquals(1, events.size(), r.toString());
+    assertTrue(Pattern.matches("gmp4j: goroutine \\d+ ignored preemption for \\d+ms \\(running "
+        + Pattern.quote(SpinnersWithoutPolls.class.getName()) + "\\.spin\\(ChildJvmTest"
+        + "\\.java:\\d+\\) <- .*\\); its P was handed to another M", events.get(0)),
+        r.toString());
+    assertTrue(r.err().lines().anyMatch(l -> Pattern.matches("gmp4j: 2 more goroutines ignored"
+        + " preemption in the last \\d+ms; their Ps were handed to other Ms", l)), r.toString());
+  }
+
+  /** With {@code preempt.handoff=off} the P stays with the spinner (Go before 1.14). */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void handoffOffKeepsThePWithTheSpinner() throws Exception {
+    Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1", "-Dgmp.preempt.handoff=off"),
+        Map.of(), SpinnersWithoutPolls.class, "handoffoff", 30, "1", "400", "600");
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals(0, value(r.out(), "handoffs="), r.toString());
+    assertTrue(value(r.out(), "after ms=") >= 350, r.toString());
+    assertTrue(!r.err().contains("ignored preemption"), r.toString());
+  }
+
+  /** A bad value names the option and what is valid, as every other option does. */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void badHandoffFailsNamingIt() throws Exception {
+    Result r = run(List.of(ADD_OPENS, "-Dgmp.preempt.handoff=fast"), Map.of(), FirstCall.class,
+        "handoffbad", 30);
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(r.out().startsWith("THREW java.lang.IllegalArgumentException: gmp4j: bad value"
+        + " \"fast\" for option preempt.handoff: want a duration"), r.toString());
+  }
 }

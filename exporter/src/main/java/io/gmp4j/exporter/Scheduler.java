@@ -181,6 +181,11 @@ final class Scheduler implements SchedulerMXBean {
   }
 
   @Override
+  public long getPreemptionsHandoffs() {
+    return get("/sched/preemptions/handoffs:handoffs");
+  }
+
+  @Override
   public String getSchedtrace() {
     return Gmp.schedtrace(false).strip();
   }

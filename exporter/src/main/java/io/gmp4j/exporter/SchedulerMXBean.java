@@ -103,6 +103,9 @@ public interface SchedulerMXBean {
   /** {@code /sched/syscalls/handoffs:handoffs}. */
   long getSyscallsHandoffs();
 
+  /** {@code /sched/preemptions/handoffs:handoffs}. */
+  long getPreemptionsHandoffs();
+
   /** Go's {@code GODEBUG=schedtrace} line, now. Takes sched.lock briefly. */
   String getSchedtrace();
 

@@ -32,6 +32,8 @@ public final class Config {
     KEYS.put("scheddetail", "0 or 1");
     KEYS.put("timeslice", "a duration such as 10ms, 500us or 1s (at least 100us)");
     KEYS.put("asyncpreemptoff", "0 or 1");
+    KEYS.put("preempt.handoff", "a duration such as 20ms, 500us or 1s (at least 100us), or 0 or"
+        + " off to keep the P of a goroutine that ignores preemption");
     KEYS.put("preempt.include", "class-name globs separated by ; or |, e.g. com.acme.*");
     KEYS.put("preempt.exclude", "class-name globs separated by ; or |, e.g. com.acme.gen.*");
     KEYS.put("preempt.prologue", "0 or 1");
@@ -101,6 +103,9 @@ public final class Config {
         }
         case "timeslice" -> {
           return parseDuration(v) + "ns";
+        }
+        case "preempt.handoff" -> {
+          return v.equals("0") || v.equalsIgnoreCase("off") ? "off" : parseDuration(v) + "ns";
         }
         default -> {
           if (v.isEmpty()) {
@@ -213,6 +218,20 @@ public final class Config {
   static long timesliceNanos() {
     String v = get("timeslice");
     return v == null ? 10_000_000L : Long.parseLong(v.substring(0, v.length() - 2));
+  }
+
+  /**
+   * How long a G may ignore a preemption request before sysmon hands its P to another M (see
+   * 'Hog hand-off' in {@link HogHandoff}); 0 when off. 20ms by default, two time slices: a G
+   * with polls honours a request within microseconds, so 20ms of silence means it runs code
+   * without polls (or is pinned), and the other Gs of its P wait at most about three slices.
+   */
+  static long handoffNanos() {
+    String v = get("preempt.handoff");
+    if (v == null) {
+      return 20_000_000L;
+    }
+    return v.equals("off") ? 0 : Long.parseLong(v.substring(0, v.length() - 2));
   }
 
   static int maxThreads() {

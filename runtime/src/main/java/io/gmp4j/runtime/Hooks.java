@@ -41,6 +41,8 @@ public final class Hooks {
       if (t.isVirtual() && VirtualThreads.scheduler(t) instanceof Goroutine gp) {
         Sched s = gp.sched;
         Machine mp = gp.m;
+        // Read-only, so no claim: a P that sysmon just retook ('Hog hand-off' in HogHandoff)
+        // gives at worst a wrong guess, and a spin that is or is not skipped.
         Processor pp = mp == null ? null : mp.p;
         return s.gomaxprocs <= s.npidle + s.nmspinning.get() + 1
             || (pp != null && !pp.runqEmpty());

@@ -1,5 +1,7 @@
 package io.gmp4j.runtime;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
 
@@ -28,15 +30,58 @@ import java.util.concurrent.locks.LockSupport;
  * An M parks on its own note ({@link #parked}) in stopM and is handed a P and its spinning state
  * by whoever wakes it (Sched.startM). An M never spins longer than Go's spin phase: 4 steal
  * passes, then it parks.
+ *
+ * <p>While a G runs, the M's hold on its P is the {@link #phold} word: the G may use {@code m.p}
+ * only after claiming it there, and sysmon may take the P from a G that ignores preemption. The
+ * protocol is 'Hog hand-off' in {@link HogHandoff}; the M's part is to open the word before the
+ * run and to close it after, finding out whether it still has a P.
  */
 final class Machine extends Thread {
+  // The phold word: (run << 3) | state, the run counted in units of PHOLD_RUN_ONE. See 'Hog
+  // hand-off' in HogHandoff for the states and their transitions.
+  static final int PHOLD_SCHED = 0;
+  static final int PHOLD_G = 1;
+  static final int PHOLD_G_BUSY = 2;
+  static final int PHOLD_SYSCALL = 3;
+  static final int PHOLD_RETAKEN = 4;
+  static final int PHOLD_STATE_MASK = 7;
+  static final int PHOLD_RUN_ONE = 8;
+
+  private static final VarHandle PHOLD;
+  private static final VarHandle P;
+
+  static {
+    try {
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      PHOLD = l.findVarHandle(Machine.class, "phold", int.class);
+      P = l.findVarHandle(Machine.class, "p", Processor.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   final Sched sched;
 
   /** Go's m.id. Final. */
   final int id;
 
-  /** Held P (Go's m.p). Written only by this M; racy reads by observers and by its running G. */
+  /**
+   * Held P (Go's m.p). Written by this M, or by its running G in a syscall bracket or after a
+   * {@link #tryClaimP claim}; and once per retake by sysmon, which CASes it from the P it took to
+   * null (see 'Hog hand-off' in {@link HogHandoff}). Racy reads by observers. Its running G may
+   * use the P only while it holds a claim.
+   */
   volatile Processor p;
+
+  /**
+   * The M's hold on {@link #p} while a G runs: {@code (run << 3) | state}, state one of
+   * PHOLD_SCHED, PHOLD_G, PHOLD_G_BUSY, PHOLD_SYSCALL, PHOLD_RETAKEN. Written by this M (open
+   * and close, around each run), by its running G (claim, unclaim, syscall, reacquire), and by
+   * sysmon (one CAS, PHOLD_G → PHOLD_RETAKEN). Volatile; the transition table and the
+   * invariants are in 'Hog hand-off' in {@link HogHandoff}.
+   */
+  @SuppressWarnings("unused") // accessed through PHOLD
+  private volatile int phold;
 
   /** The P this M left in a syscall (Go's m.oldp). Written only by this M (its G). */
   private Processor oldp;
@@ -221,6 +266,7 @@ final class Machine extends Thread {
         Preempt.request(gp); // the slice ran out: the runnext chain that shares it must yield
       }
     }
+    openPHold();
     try {
       gp.runContinuation.run();
     } catch (Throwable t) {
@@ -229,6 +275,7 @@ final class Machine extends Thread {
       System.err.println("gmp4j: M" + id + ": runContinuation of G" + gp.goid + " threw " + t);
       t.printStackTrace();
     }
+    closePHold();
     curg = null;
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
     int js = VirtualThreads.state(gp.thread);
@@ -472,16 +519,24 @@ final class Machine extends Thread {
       sched.lock.unlock();
     }
     long deadline = System.nanoTime() + sched.idleThreadTimeoutNanos;
+    boolean mayExit = true;
     while (parked) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        if (sched.mremoveIdle(this)) {
-          throw MExit.INSTANCE; // idle too long: this thread ends (see run)
+      if (mayExit) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          if (sched.mremoveIdle(this)) {
+            throw MExit.INSTANCE; // idle too long: this thread ends (see run)
+          }
+          // A waker took this M meanwhile: it clears parked, then unparks us. Look at parked
+          // again before parking: waiting for sched.lock in mremoveIdle may have used up that
+          // unpark, and a park now would never return.
+          mayExit = false;
+          continue;
         }
-        deadline = Long.MAX_VALUE; // a waker took this M meanwhile: it will unpark us
-        left = Long.MAX_VALUE;
+        LockSupport.parkNanos(this, left);
+      } else {
+        LockSupport.park(this);
       }
-      LockSupport.parkNanos(this, left);
       Thread.interrupted(); // a stale carrier interrupt must not turn this into a busy loop
     }
     Processor pp = nextp;
@@ -491,12 +546,18 @@ final class Machine extends Thread {
 
   /**
    * The M half of entersyscall: unwires pp and leaves it in {@code _Psyscall} for sysmon. Called
-   * only by this M's G. See 'Syscall'.
+   * only by this M's G, holding the claim on pp ({@link #tryClaimP}), which becomes
+   * PHOLD_SYSCALL. See 'Syscall'.
    */
   void enterSyscall(Processor pp) {
     oldp = pp;
     pp.m = null;
     p = null;
+    int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
+    if ((h & PHOLD_STATE_MASK) != PHOLD_G_BUSY) {
+      throw new InternalError("entersyscall: M" + id + " phold " + h + " not claimed");
+    }
+    PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) | PHOLD_SYSCALL); // sysmon ignores this M
     pp.status = Processor.SYSCALL; // volatile: publishes the unwiring to sysmon's CAS
     if (sched.gcwaiting && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP)) {
       sched.stopOneP(); // Go's entersyscallHandleGCWait
@@ -515,13 +576,35 @@ final class Machine extends Thread {
         && pp.casStatus(Processor.SYSCALL, Processor.IDLE)) {
       acquireP(pp);
       pp.syscalltick++; // single writer: the M that holds the P
+      reopenPHold();
       return true;
     }
     return false;
   }
 
+  /**
+   * For a G whose M lost its P (a syscall that sysmon handed off, or a retake): takes an idle P,
+   * if any, and makes the G its holder again. Called only by this M's running G, or by this M
+   * inside the G's run (the JDK's carrier-side code). See 'Hog hand-off' in {@link HogHandoff}.
+   */
+  boolean tryReacquireP() {
+    int h = (int) PHOLD.getVolatile(this);
+    int st = h & PHOLD_STATE_MASK;
+    if (st != PHOLD_RETAKEN && st != PHOLD_SYSCALL) {
+      throw new InternalError("tryReacquireP: M" + id + " phold " + h + " holds a P");
+    }
+    // After a retake sysmon clears m.p too, but perhaps not yet: its CAS from the P it took
+    // fails once this write lands, and it cannot meet that P here again before it hands it off.
+    p = null;
+    if (!tryAcquireIdleP()) {
+      return false;
+    }
+    reopenPHold();
+    return true;
+  }
+
   /** Takes an idle P, if any, for this M. Called only by this M or its G. */
-  boolean tryAcquireIdleP() {
+  private boolean tryAcquireIdleP() {
     Processor pp;
     sched.lock.lock();
     try {
@@ -533,6 +616,121 @@ final class Machine extends Thread {
       return false;
     }
     acquireP(pp);
+    return true;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The hold on m.p while a G runs: see 'Hog hand-off' in HogHandoff.
+
+  /** PHOLD_SCHED → PHOLD_G with a new run number, before a run. Called only by this M. */
+  private void openPHold() {
+    int h = (int) PHOLD.getOpaque(this); // only this M writes a PHOLD_SCHED word
+    if ((h & PHOLD_STATE_MASK) != PHOLD_SCHED) {
+      throw new InternalError("execute: M" + id + " phold " + h + " not closed");
+    }
+    // Release: curg, gp.m and p, written above, are what sysmon reads after its acquire.
+    PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) + PHOLD_RUN_ONE | PHOLD_G);
+  }
+
+  /**
+   * A new run number with PHOLD_G, after the G got a P back (exitsyscall, reacquire). Called
+   * only by this M's G, which owns the word in PHOLD_SYSCALL and PHOLD_RETAKEN.
+   */
+  private void reopenPHold() {
+    int h = (int) PHOLD.getOpaque(this);
+    PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) + PHOLD_RUN_ONE | PHOLD_G); // after acquireP
+  }
+
+  /**
+   * Any state → PHOLD_SCHED, after a run. If sysmon retook the P meanwhile, this M has none and
+   * its scheduler stops it (as after a syscall that outlived its P). Called only by this M.
+   */
+  private void closePHold() {
+    for (; ; ) {
+      int h = (int) PHOLD.getVolatile(this);
+      int st = h & PHOLD_STATE_MASK;
+      if (st == PHOLD_SCHED || st == PHOLD_G_BUSY) {
+        throw new InternalError("execute: M" + id + " phold " + h + " after the run");
+      }
+      // The run number stays: sysmon tells runs apart by it. Full fence, pairs with sysmon's CAS
+      // in tryRetakeP: one of the two fails.
+      if (PHOLD.compareAndSet(this, h, h & ~PHOLD_STATE_MASK)) {
+        if (st == PHOLD_RETAKEN) {
+          p = null; // sysmon may not have cleared it yet: see tryReacquireP
+        }
+        return; // PHOLD_SYSCALL: the G parked inside a bracket, and p is null already
+      }
+    }
+  }
+
+  /**
+   * The claim: returns this M's P for one operation on it, or null if the running G has none
+   * (it is in a syscall, or sysmon retook the P). A non-null result must be given back with
+   * {@link #unclaimP}. With {@code reacquire}, a G whose P was retaken first tries to take an
+   * idle P (Go's exitsyscall slow path). Called only by this M's running G, or by this M (inside
+   * the run, or in its own scheduler code, where it holds the P outright).
+   */
+  Processor tryClaimP(boolean reacquire) {
+    for (; ; ) {
+      int h = (int) PHOLD.getVolatile(this);
+      switch (h & PHOLD_STATE_MASK) {
+        case PHOLD_G -> {
+          // Full fence: after it, a sysmon that has not retaken the P cannot any more.
+          if (PHOLD.compareAndSet(this, h, (h & ~PHOLD_STATE_MASK) | PHOLD_G_BUSY)) {
+            return p;
+          }
+          // sysmon retook it just now: look again
+        }
+        case PHOLD_SCHED -> {
+          return p; // the M's own code: sysmon never takes a P from it
+        }
+        case PHOLD_RETAKEN -> {
+          if (!reacquire || sched.npidle == 0 || !tryReacquireP()) {
+            return null;
+          }
+        }
+        case PHOLD_SYSCALL -> {
+          return null;
+        }
+        default -> throw new InternalError("tryClaimP: M" + id + " phold " + h + " is busy");
+      }
+    }
+  }
+
+  /** Gives back a claim that {@link #tryClaimP} granted. Same callers. */
+  void unclaimP() {
+    int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
+    if ((h & PHOLD_STATE_MASK) == PHOLD_G_BUSY) {
+      // Release: the P operation happens-before sysmon's CAS that retakes the P.
+      PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) | PHOLD_G);
+    }
+  }
+
+  /**
+   * Whether this M's running G has lost its P (in a syscall, or retaken). Exact for the running
+   * G itself; racy for other readers (metrics).
+   */
+  boolean lostP() {
+    int st = (int) PHOLD.getVolatile(this) & PHOLD_STATE_MASK;
+    return st == PHOLD_RETAKEN || st == PHOLD_SYSCALL;
+  }
+
+  /** The phold word, for sysmon's observation. Any thread. */
+  int phold() {
+    return (int) PHOLD.getAcquire(this); // pairs with the setRelease in openPHold
+  }
+
+  /**
+   * sysmon's retake of pp from this M's running G: the CAS (run, PHOLD_G) → (run,
+   * PHOLD_RETAKEN), which fails if the run ended or the G is inside a P operation; then m.p is
+   * cleared. On success the caller owns pp, still marked running and wired to this M, and must
+   * hand it off. Called only by sysmon.
+   */
+  boolean tryRetakeP(int run, Processor pp) {
+    if (!PHOLD.compareAndSet(this, run | PHOLD_G, run | PHOLD_RETAKEN)) { // full fence
+      return false;
+    }
+    P.compareAndSet(this, pp, null); // fails if the victim cleared it first: see tryReacquireP
     return true;
   }
 
@@ -566,11 +764,20 @@ final class Machine extends Thread {
     return pp;
   }
 
+  /** "G/12": a phold word's state and run number, for dumps. */
+  static String pholdString(int h) {
+    String[] names = {"SCHED", "G", "G_BUSY", "SYSCALL", "RETAKEN"};
+    int st = h & PHOLD_STATE_MASK;
+    return (st < names.length ? names[st] : String.valueOf(st)) + "/"
+        + (h >>> 3); // the run number, unsigned
+  }
+
   @Override
   public String toString() {
     Processor pp = p;
     Goroutine g = curg;
     return "M" + id + "{p=" + (pp == null ? "nil" : pp.id) + " curg="
-        + (g == null ? "nil" : g.goid) + " spinning=" + spinning + " blocked=" + parked + "}";
+        + (g == null ? "nil" : g.goid) + " phold=" + pholdString((int) PHOLD.getVolatile(this))
+        + " spinning=" + spinning + " blocked=" + parked + "}";
   }
 }

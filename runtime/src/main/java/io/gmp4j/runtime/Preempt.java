@@ -34,6 +34,11 @@ import java.lang.invoke.VarHandle;
  *   <li>A request that its G never polled (it blocked first, or its code has no polls) is
  *       cancelled by the M when the run ends, so {@code pending} does not stay up and slow every
  *       other G's polls.
+ *   <li>A G that ignores the request for {@code preempt.handoff} more (code without polls, or a
+ *       pinned G whose yield keeps failing) loses its P to another M: 'Hog hand-off' in {@link
+ *       HogHandoff}. Its request stays set, so its next poll, if it ever reaches one, yields
+ *       it into the scheduler, where it waits for a P like any runnable G (or, pinned, parks
+ *       its carrier until it has one).
  * </ol>
  *
  * Rejected: a flag per P or per M, read through the current carrier (the JDK keeps the carrier
@@ -74,12 +79,15 @@ public final class Preempt {
         && gp.tryClearPreempt()) {
       PENDING.getAndAdd(-1);
       Machine mp = gp.m;
-      Processor pp = mp == null ? null : mp.p;
+      Processor pp = mp == null ? null : mp.tryClaimP(false);
       if (pp != null) {
         pp.preempt = false; // honoured: the next G starts a new slice
+        mp.unclaimP();
       }
       gp.sched.preemptHonored.increment();
       Thread.yield(); // gopreempt_m: see 'Readying a G' in Sched
+      // A pinned G whose P sysmon retook must get one back before it runs on ('Hog hand-off').
+      Syscall.reacquireIfPinned(gp);
     }
   }
 

@@ -72,7 +72,8 @@ final class Processor {
   final int id;
 
   /**
-   * Go's pp.status. Written under sched.lock, or by the M that acquires or releases this P;
+   * Go's pp.status. Written under sched.lock, by the M that acquires or releases this P, or by
+   * sysmon when it retakes this P (a CAS from a syscall, or after a hog retake: see HogHandoff);
    * read racily by thieves, sysmon and schedtrace.
    */
   volatile int status = GCSTOP;
@@ -85,21 +86,26 @@ final class Processor {
     return STATUS.compareAndSet(this, from, to);
   }
 
-  /** The M that holds this P, or null. Written by that M and under sched.lock; racy reads. */
+  /**
+   * The M that holds this P, or null. Written by that M, under sched.lock, and by sysmon when
+   * it retakes this P from a G that ignores preemption; racy reads.
+   */
   volatile Machine m;
 
   /** The idle-P list (sched.pidle); read and written only under sched.lock. */
   Processor link;
 
   /**
-   * Incremented by the owner on every schedule that does not inherit the time slice (opaque);
+   * Incremented by the owner on every schedule that does not inherit the time slice, and by
+   * sysmon, as the P's owner, when it retakes it from a G that ignores preemption (opaque);
    * read by sysmon, the fairness check and schedtrace.
    */
   private int schedtick;
 
   /**
    * Go's pp.preempt: the time slice that this P's current schedtick counts has run out. Set by
-   * sysmon; cleared by the owner when a new slice starts or when a G honours the request. While
+   * sysmon; cleared by the owner when a new slice starts or when a G honours the request (and by
+   * sysmon when it retakes the P from a G that ignored it). While
    * set, every G that inherits the slice through runnext inherits the request too (see
    * 'Preemption' in {@link Preempt}).
    */
@@ -128,7 +134,10 @@ final class Processor {
     return (int) SCHEDTICK.getOpaque(this); // racy reader: sysmon, schedtrace
   }
 
-  /** Go's execute: {@code if !inheritTime { pp.schedtick++ }}. Called only by the owner P. */
+  /**
+   * Go's execute: {@code if !inheritTime { pp.schedtick++ }}. Called only by the owner P (which
+   * is sysmon for a P it retook from a G, until it hands it off).
+   */
   void incSchedtick() {
     SCHEDTICK.setOpaque(this, (int) SCHEDTICK.getOpaque(this) + 1); // single writer
   }

@@ -41,6 +41,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *       threads): the global queue tail, then wakeP.
  * </ol>
  *
+ * In cases 1 and 2 the P is used under a claim on the M's {@code phold} word, since sysmon may
+ * have retaken it from a G that ignored preemption; a G without a P takes an idle one if there
+ * is one, and otherwise readies into the global queue. See 'Hog hand-off' in {@link HogHandoff}.
+ *
  * {@code execute} never runs a task inline and never waits for anything but sched.lock.
  *
  * <h3>Adoption</h3>
@@ -64,9 +68,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * {@code gomaxprocs(n)} stops the world as Go does: it sets gcwaiting, takes the idle Ps, and
  * waits until every M that holds a P reaches its scheduler and gives the P up (gcstopM). A
- * running G gives its P up when it blocks or yields. Go runs this on the system stack; we run it
- * on a platform thread ({@code gmp-stw} when the caller is itself a G, since a G that waited in
- * place would hold its own P). procresize then moves the queues of removed Ps to the global head
+ * running G gives its P up when it blocks or yields, or, if it ignores the stop's preemption
+ * request, when sysmon retakes the P ('Hog hand-off' in {@link HogHandoff}). Go runs this on
+ * the system stack; we run it on a platform thread ({@code gmp-stw} when the caller is itself a
+ * G, since a G that waited in place would hold its own P). procresize then moves the queues of removed Ps to the global head
  * in order, and the world restarts with an M for every P that has work.
  *
  * <h3>Locks</h3>
@@ -191,13 +196,19 @@ public final class Sched {
   /** Ps handed off from syscalls (extra metric). */
   final LongAdder syscallHandoffs = new LongAdder();
 
+  /** Ps retaken from Gs that ignored preemption and handed off (extra metric; HogHandoff). */
+  final LongAdder preemptHandoffs = new LongAdder();
+
   /** Gs in a syscall: /sched/goroutines/not-in-go (Go's nGsyscallNoP, plus those with a P). */
   final LongAdder nGsyscall = new LongAdder();
 
   /** Go's sched.customGOMAXPROCS: the user chose GOMAXPROCS, so sysmon does not follow CPUs. */
   volatile boolean customGomaxprocs;
 
-  /** sysmon, or null for a scheduler that has none (white-box tests). Set once at start. */
+  /**
+   * sysmon, or null for a scheduler that has none (white-box tests). Set once, before the first
+   * G or M starts (which publishes it).
+   */
   private Sysmon sysmon;
 
   Sched(int nprocs) {
@@ -223,12 +234,26 @@ public final class Sched {
       s.maxmcount = Config.maxThreads();
       s.queueOnThreadLimit = Config.queueOnThreadLimit();
       s.idleThreadTimeoutNanos = Config.idleThreadTimeoutNanos();
-      s.sysmon = new Sysmon(s, Config.timesliceNanos(), Config.schedtraceMillis(),
+      s.startSysmon(Config.timesliceNanos(), Config.handoffNanos(), Config.schedtraceMillis(),
           Config.scheddetail(), true);
-      s.sysmon.start();
       instance = s;
     }
     return instance;
+  }
+
+  /**
+   * Starts this scheduler's sysmon (Go's newm(sysmon) in schedinit's caller). Called once, before
+   * the first G: by {@link #get} for the process-wide scheduler, and by white-box tests for a
+   * scheduler of their own.
+   */
+  void startSysmon(long forcePreemptNs, long handoffNs, int schedtraceMs, boolean scheddetail,
+      boolean followCpuLimit) {
+    if (sysmon != null) {
+      throw new InternalError("startSysmon: sysmon already running");
+    }
+    sysmon = new Sysmon(this, forcePreemptNs, handoffNs, schedtraceMs, scheddetail,
+        followCpuLimit);
+    sysmon.start();
   }
 
   /** A builder of virtual threads that run on this scheduler. Any thread. */
@@ -261,24 +286,28 @@ public final class Sched {
     if ((gp.trackingSeq++ & 7) == 0) {
       gp.trackingStamp = System.nanoTime();
     }
-    Processor pp = null;
-    boolean yielded = false;
+    Machine mp = null;
     Thread ct = Thread.currentThread();
     if (ct instanceof Machine mt) {
-      if (mt.sched == this) {
-        pp = mt.p;
-        yielded = mt.curg == gp && VirtualThreads.state(gp.thread) == VirtualThreads.YIELDED;
+      if (mt.sched == this
+          && (mt.curg != gp || VirtualThreads.state(gp.thread) != VirtualThreads.YIELDED)) {
+        mp = mt; // not a yield: the M's P (the JDK's carrier-side code, inside the run)
       }
     } else if (ct.isVirtual()
         && VirtualThreads.scheduler(ct) instanceof Goroutine cur
         && cur.sched == this) {
-      Machine mp = cur.m; // exact: cur is running on mp right now
-      pp = mp == null ? null : mp.p;
+      mp = cur.m; // exact: cur is running on mp right now
     }
-    if (pp == null || yielded) {
+    // The P is the running G's only under a claim: sysmon may have retaken it ('Hog hand-off').
+    Processor pp = mp == null ? null : mp.tryClaimP(true);
+    if (pp == null) {
       globRunqPut(gp);
     } else {
-      pp.runqPut(gp, true);
+      try {
+        pp.runqPut(gp, true);
+      } finally {
+        mp.unclaimP();
+      }
     }
     wakeP();
   }
@@ -740,7 +769,8 @@ public final class Sched {
       lock.unlock();
     }
     // An M spinning in stealWork sees gcwaiting at its next victim; a running G is asked to
-    // yield at its next poll (Go's preemptall), or gives its P up when it next blocks.
+    // yield at its next poll (Go's preemptall), or gives its P up when it next blocks, or has it
+    // retaken by sysmon if it ignores the request (see 'Hog hand-off' in HogHandoff).
     for (Processor pp : allp) {
       if (pp.status == Processor.RUNNING) {
         Preempt.preemptOne(pp);

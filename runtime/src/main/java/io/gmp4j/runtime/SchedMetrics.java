@@ -71,6 +71,9 @@ final class SchedMetrics {
           + " runnext slot, inheriting the time slice."),
       extra("/sched/syscalls/handoffs:handoffs", Kind.COUNTER,
           "Count of Ps handed off from a goroutine blocked in a system call to another thread."),
+      extra("/sched/preemptions/handoffs:handoffs", Kind.COUNTER, "Count of Ps handed off to"
+          + " another thread from a goroutine that ignored a preemption request for longer than"
+          + " preempt.handoff (code without preemption polls, or pinned)."),
       extra("/sched/runqueue/global:goroutines", Kind.GAUGE,
           "Approximate length of the global run queue."),
       extra("/sched/runqueue/local:goroutines", Kind.PER_P, "Approximate length of each P's"
@@ -99,13 +102,20 @@ final class SchedMetrics {
       perP[i] = allp[i].runqSize() + (allp[i].hasRunnext() ? 1 : 0);
       runnable += perP[i];
     }
+    long retaken = 0;
     for (Machine mp : s.allm) {
       Goroutine g = mp.curg;
       if (g != null && g.status() == Goroutine.RUNNING) {
-        running++;
+        // A G whose P sysmon handed off runs outside GOMAXPROCS, as Go's cgo calls do: it is
+        // not in Go, and running stays within GOMAXPROCS (see 'Hog hand-off' in HogHandoff).
+        if (mp.lostP()) {
+          retaken++;
+        } else {
+          running++;
+        }
       }
     }
-    long nonGo = Math.max(0, s.nGsyscall.sum());
+    long nonGo = Math.max(0, s.nGsyscall.sum()) + retaken;
     long total = s.allgs.size();
     long waiting = Math.max(0, total - (running + runnable + nonGo));
     double[] bounds = TimeHistogram.boundaries();
@@ -139,6 +149,7 @@ final class SchedMetrics {
     m.put("/sched/steals/goroutines:goroutines", stolen);
     m.put("/sched/runnext/hits:goroutines", runnextHits);
     m.put("/sched/syscalls/handoffs:handoffs", s.syscallHandoffs.sum());
+    m.put("/sched/preemptions/handoffs:handoffs", s.preemptHandoffs.sum());
     m.put("/sched/runqueue/global:goroutines", (long) s.runqsize());
     m.put("/sched/runqueue/local:goroutines", perP);
     m.put("/sched/procs/idle:procs", (long) s.npidle);

@@ -33,6 +33,12 @@ import java.util.concurrent.locks.LockSupport;
  *       idle P turns up, checking every 50us.
  * </ol>
  *
+ * <p>entersyscall runs on the G, and so does sysmon's other way of taking a P, the retake from a
+ * G that ignores preemption. The two meet in the M's {@code phold} word: entersyscall claims
+ * the P there before unwiring it and leaves the word in PHOLD_SYSCALL, where sysmon's retake
+ * never looks; the fast path of exitsyscall reopens it with a new run number. See 'Hog
+ * hand-off' in {@link HogHandoff}.
+ *
  * The one CAS on the P's status arbitrates between sysmon and exitsyscall. Go 1.26 moved that
  * arbitration to the G's status ({@code setBlockOnExitSyscall}) and prints such a P as running;
  * gmp4j keeps the classic {@code _Psyscall} P status (2, as Go 1.25 printed it), the simplest
@@ -57,12 +63,17 @@ final class Syscall {
       return true; // nested: the outermost call has entered already
     }
     Machine mp = gp.m; // exact: gp runs on mp
-    Processor pp = mp == null ? null : mp.p;
-    if (pp == null || !gp.casRunningToSyscall()) {
-      return true; // no P to hand off (it was taken already); exit undoes only the depth
+    // The claim keeps sysmon from retaking the P while we unwire it ('Hog hand-off').
+    Processor pp = mp == null ? null : mp.tryClaimP(false);
+    if (pp == null) {
+      return true; // no P to hand off (sysmon retook it); exit undoes only the depth
+    }
+    if (!gp.casRunningToSyscall()) {
+      mp.unclaimP();
+      return true;
     }
     gp.sched.nGsyscall.increment();
-    mp.enterSyscall(pp);
+    mp.enterSyscall(pp); // the claim becomes PHOLD_SYSCALL
     return true;
   }
 
@@ -92,14 +103,22 @@ final class Syscall {
     // instead.
     gp.casSyscallToRunning();
     Thread.yield();
-    if (mp.p == null && gp.m == mp) {
-      // The yield failed (the thread is pinned): this M must not run Go code without a P.
-      for (; ; ) {
-        if (mp.tryAcquireIdleP()) {
-          return;
-        }
-        LockSupport.parkNanos(50_000);
-      }
+    reacquireIfPinned(gp);
+  }
+
+  /**
+   * After a {@code Thread.yield} that should have given up a G that has no P: if the yield
+   * failed (the thread is pinned), the G is still on the same run of its M, which must not run
+   * Go code without a P, so it parks its carrier until an idle P turns up, checking every 50us.
+   * A yield that worked ended that run, and the G now runs with a P. Called only by gp itself.
+   */
+  static void reacquireIfPinned(Goroutine gp) {
+    Machine mp = gp.m; // exact: gp runs on mp
+    if (mp == null || !mp.lostP()) {
+      return;
+    }
+    while (!mp.tryReacquireP()) {
+      LockSupport.parkNanos(50_000);
     }
   }
 }

@@ -13,11 +13,16 @@ import java.util.concurrent.locks.LockSupport;
  *       cycle, up to 10ms. (On Linux a 20us park takes about 60us: the kernel's timer slack.
  *       Go's usleep pays the same.)
  *   <li>Deep sleep: while every P is idle or the world is stopped, and no schedtrace is due,
- *       park until {@link #wake} (a P starts running) or at most a second (for step 4).
+ *       park until {@link #wake} (a P starts running) or at most a second (for step 4). Not
+ *       while the world is still stopping: a G that ignores the stop's preemption request
+ *       gives its P up only through the hog hand-off, which needs sysmon awake. (Go's sysmon
+ *       sleeps then, because Go's stop can always preempt.)
  *   <li>retake: a running P whose schedtick has not moved for a time slice (Go's forcePreemptNS,
  *       10ms unless {@code timeslice} says otherwise) gets its G asked to yield. A chain of Gs
  *       run through runnext shares one schedtick, so it shares one slice too. The request is
- *       repeated every cycle until the schedtick moves (a pinned G cannot yield at once).
+ *       repeated every cycle until the schedtick moves (a pinned G cannot yield at once). A G
+ *       that ignores it for {@code preempt.handoff} loses its P to another M: 'Hog hand-off'
+ *       in {@link HogHandoff}. A P in a syscall is handed off by Go's syscall rule.
  *   <li>Once a second, unless the user fixed GOMAXPROCS, compare it with the CPU count the JVM
  *       sees now ({@link Runtime#availableProcessors()} re-reads the container's CPU limit) and
  *       resize on a change, as Go 1.25's updatemaxprocs does.
@@ -30,6 +35,10 @@ import java.util.concurrent.locks.LockSupport;
 final class Sysmon extends Thread {
   private final Sched sched;
   private final long forcePreemptNs;
+
+  /** The hog hand-off ({@code preempt.handoff}), or null when it is off. Confined to sysmon. */
+  private final HogHandoff hog;
+
   private final int schedtraceMs;
   private final boolean scheddetail;
   private final boolean followCpuLimit;
@@ -42,12 +51,13 @@ final class Sysmon extends Thread {
   private int[] pdSyscalltick = new int[0];
   private long[] pdSyscallwhen = new long[0];
 
-  Sysmon(Sched sched, long forcePreemptNs, int schedtraceMs, boolean scheddetail,
+  Sysmon(Sched sched, long forcePreemptNs, long handoffNs, int schedtraceMs, boolean scheddetail,
       boolean followCpuLimit) {
     super("gmp-sysmon");
     setDaemon(true);
     this.sched = sched;
     this.forcePreemptNs = forcePreemptNs;
+    this.hog = handoffNs > 0 ? new HogHandoff(sched, handoffNs) : null;
     this.schedtraceMs = schedtraceMs;
     this.scheddetail = scheddetail;
     this.followCpuLimit = followCpuLimit;
@@ -82,19 +92,26 @@ final class Sysmon extends Thread {
         if (delayUs > 10_000) { // up to 10ms
           delayUs = 10_000;
         }
+        long slept = System.nanoTime();
         LockSupport.parkNanos(delayUs * 1000);
         long now = System.nanoTime();
-        if (schedtraceMs <= 0 && (sched.gcwaiting || sched.npidle == sched.gomaxprocs)) {
+        if (hog != null && now - slept - delayUs * 1000 > hog.pauseSlackNs()) {
+          hog.forgetAll(); // the whole JVM stood still (a GC pause): nobody ignored anything
+        }
+        if (schedtraceMs <= 0 && nothingToWatch()) {
           sysmonwait = true;
           // Re-check after publishing sysmonwait: a P that started meanwhile either sees it
           // (and wakes us) or is seen here.
-          if (sched.gcwaiting || sched.npidle == sched.gomaxprocs) {
+          if (nothingToWatch()) {
             LockSupport.parkNanos(1_000_000_000L);
           }
           sysmonwait = false;
           idle = 0;
           delayUs = 20;
           now = System.nanoTime();
+          if (hog != null) {
+            hog.forgetAll();
+          }
         }
         if (followCpuLimit && now - lastProcsCheck >= 1_000_000_000L) {
           lastProcsCheck = now;
@@ -108,6 +125,9 @@ final class Sysmon extends Thread {
         } else {
           idle++;
         }
+        if (hog != null) {
+          hog.flushReports(now);
+        }
         if (schedtraceMs > 0 && now - lasttrace >= schedtraceMs * 1_000_000L) {
           lasttrace = now;
           System.err.print(sched.schedtrace(scheddetail));
@@ -120,9 +140,17 @@ final class Sysmon extends Thread {
   }
 
   /**
-   * Go's retake: hands off Ps whose G sits in a syscall (see 'Syscall') and asks Gs that
-   * overran their time slice to yield. Returns the number of Ps taken from syscalls. Called
-   * only by sysmon.
+   * Deep sleep's condition: every P idle, or the world stopped (not merely stopping: see the
+   * overview). Called only by sysmon.
+   */
+  private boolean nothingToWatch() {
+    return (sched.gcwaiting && sched.stopwait.get() == 0) || sched.npidle == sched.gomaxprocs;
+  }
+
+  /**
+   * Go's retake: hands off Ps whose G sits in a syscall (see 'Syscall') or ignores preemption
+   * (see 'Hog hand-off' in {@link HogHandoff}), and asks Gs that overran their time slice to
+   * yield. Returns the number of Ps handed off. Called only by sysmon.
    */
   private int retake(long now) {
     Processor[] allp = sched.allp;
@@ -145,12 +173,20 @@ final class Sysmon extends Thread {
         if (pdSchedtick[i] != t) {
           pdSchedtick[i] = t;
           pdSchedwhen[i] = now;
+          if (hog != null) {
+            hog.forget(i);
+          }
         } else if (now - pdSchedwhen[i] >= forcePreemptNs) {
           sched.timesliceOverruns.increment();
           Preempt.preemptOne(pp);
           // If pp is in a syscall, preemptone doesn't work: retake the P instead. A G that
           // makes many short syscalls is nearly always caught mid-call.
           sysretake = true;
+          // Beyond Go: a G that keeps ignoring the request loses its P.
+          if (st == Processor.RUNNING && hog != null && hog.retake(i, allp.length, pp, now)) {
+            n++;
+            continue;
+          }
         }
       }
       if (st == Processor.SYSCALL) {

@@ -1,0 +1,324 @@
+package io.gmp4j.runtime;
+
+/**
+ * Beyond Go: sysmon's retake of the P of a G that ignores preemption, and its hand-off to another
+ * M (Go's retake and handoffp, applied to a G that is not in a syscall). Confined to sysmon.
+ *
+ * <h2>Implementation overview: 'Hog hand-off'</h2>
+ *
+ * A G that runs code without polls (JDK code, classes left out by {@code preempt.exclude}, any
+ * code in library mode, native code not marked as a syscall) never honours sysmon's request to
+ * yield, and neither does a pinned G, whose yield fails. Go since 1.14 preempts such a G with a
+ * signal; before 1.14 it kept its P until it blocked, and so would we: at GOMAXPROCS=1 one long
+ * {@code Arrays.sort} would stop the whole program. Instead, once the G has ignored the request
+ * for {@code preempt.handoff} (20ms), sysmon takes the P away from its M while the G keeps
+ * running, exactly as if sysmon had made the G enter a syscall, and hands the P to another M
+ * (Sched.handoffP, starting one if need be). The G and its M then hold no P, as after a syscall
+ * that was handed off, and must get one back before the G runs scheduled code again.
+ *
+ * <p>Rejected:
+ *
+ * <ul>
+ *   <li>Leaving the P with the G (Go before 1.14): the Gs queued on that P wait for the whole
+ *       call, and at GOMAXPROCS=1 so does everything.
+ *   <li>Letting the other Ps steal the G's queue: there are no other Ps at GOMAXPROCS=1, and
+ *       there are GOMAXPROCS-1 Ps for the rest of the program until the G yields.
+ *   <li>Interrupting the carrier: {@code Continuation.tryPreempt} is not implemented in JDK 25.
+ *   <li>Making sysmon unwire the P with no cooperation from the G, serialising the carrier with
+ *       a handshake (a stack walk) as Linux's membarrier does: the JMM gives a handshake no
+ *       ordering, and the G would still have to mark its P operations.
+ *   <li>A lock per M around the G's P operations: a lock on every wake-up, where a CAS on a line
+ *       the M already owns suffices.
+ * </ul>
+ *
+ * <h3>The race, and the phold word</h3>
+ *
+ * While a G runs, its thread may use its M's P at any moment: {@code Sched.ready} puts a woken
+ * G on the P's run queue, which is single-producer and owner-only; entersyscall unwires the P;
+ * a poll clears the P's preempt flag; and the JDK's carrier-side code after an unmount readies
+ * threads too. sysmon must not take the P in the middle of any of these, and none of them may
+ * start after sysmon took it. Each M therefore has one word, {@code Machine.phold}:
+ *
+ * <pre>
+ *   bits:  31 .................................. 3 | 2 .. 0
+ *          run number (new with every run and     | state
+ *          every time the G gets a P back)        |
+ *
+ *   state          who holds m.p
+ *   SCHED    0     the M's scheduler code (between runs); sysmon never takes from it
+ *   G        1     the running G, between P operations; sysmon may retake
+ *   G_BUSY   2     the running G, inside a P operation (a claim); sysmon waits
+ *   SYSCALL  3     nobody: the G unwired the P in entersyscall (see Syscall)
+ *   RETAKEN  4     nobody: sysmon took the P; m.p is dead to this M
+ *
+ *   from        to         by whom                                          where
+ *   SCHED    →  G          the M, before the run (new run number)           openPHold
+ *   G        →  G_BUSY     the running G, or the JDK's code on the carrier  tryClaimP (CAS)
+ *   G_BUSY   →  G          the same thread                                  unclaimP
+ *   G_BUSY   →  SYSCALL    the G in entersyscall                            enterSyscall
+ *   SYSCALL  →  G          exitsyscall's fast path (new run number)         exitSyscallFast
+ *   G        →  RETAKEN    sysmon                                           tryRetakeP (CAS)
+ *   SYSCALL  →  G          a G that got an idle P back (new run number)     tryReacquireP
+ *   RETAKEN  →  G          a G that got an idle P back (new run number)     tryReacquireP
+ *   G, SYSCALL,
+ *   RETAKEN  →  SCHED      the M, after the run (keeps the run number)      closePHold (CAS)
+ * </pre>
+ *
+ * Only sysmon writes the word from another thread, and only with the CAS from G. Everything
+ * else is done by the M's own thread: the M between runs, and during a run the G mounted on it
+ * or the JDK's code that runs on the carrier around the mount, never two at once. A claim never
+ * spans an unmount: the JDK pins the virtual thread around every submit (JDK 25's
+ * VirtualThread.submitRunContinuation), so a contended sched.lock in runqPutSlow parks the
+ * carrier, not the G; entersyscall and the poll take no lock under a claim.
+ *
+ * <p>Invariants: in G and G_BUSY, {@code m.p} is wired to the M and running; in G_BUSY only
+ * the claiming thread uses it; in SCHED the M's own code owns it outright. In RETAKEN the P
+ * that was taken belongs to sysmon until it hands it off. Non-invariants: just after a retake,
+ * {@code m.p} may still name the P that was taken, until sysmon's CAS or the M's own write
+ * clears it; readers that only look ({@code Hooks.hasKnownQueuedWork}, schedtrace, metrics)
+ * may act on that stale P, which costs them at most a wrong guess.
+ *
+ * <h3>The protocol</h3>
+ *
+ * <ol>
+ *   <li>sysmon (Sysmon.retake) sees a running P whose schedtick has not moved for a time slice
+ *       and asks its G to yield (Preempt.preemptOne). From then on, each cycle it notes the
+ *       P's M and that M's run number ({@link #retake}). While the schedtick stands still and
+ *       the M stays in the same run for {@code preempt.handoff}, the G has ignored the request:
+ *       a runnext chain or a G that parked and ran again starts a new run and starts the count
+ *       over, and so does a syscall, which sysmon's syscall rule covers instead. A cycle in
+ *       which sysmon slept much longer than it asked (a GC pause stops every thread, the G
+ *       included) starts every count over too.
+ *   <li>sysmon CASes the word from (run, G) to (run, RETAKEN). The CAS fails if the G is inside
+ *       a P operation (sysmon tries again next cycle) or if the run is over; a new run has
+ *       another number, so a CAS prepared for an older run cannot take the P from a newer one.
+ *   <li>On success sysmon owns the P, still marked running and wired to the M: it CASes {@code
+ *       m.p} from that P to null, unwires the P, ends the G's time slice on it (schedtick++,
+ *       preempt cleared, as the next M would start a new one), marks it idle, leaves the G's
+ *       preemption request set, hands the P off (Sched.handoffP), counts and reports.
+ *   <li>The G runs on with no P. A claim it tries sees RETAKEN: Sched.ready takes an idle P if
+ *       there is one (exitsyscall's slow path; the word goes back to G with a new run number)
+ *       and otherwise readies into the global queue; entersyscall has no P to hand off; a poll
+ *       (the request is still set) yields, and a pinned G whose yield fails parks its carrier
+ *       until it gets an idle P (as exitsyscall does).
+ *   <li>When the run returns, the M's closing CAS finds RETAKEN: it clears {@code m.p} and its
+ *       scheduler stops it (stopM) until it is handed a P, exactly as after a syscall whose P
+ *       was handed off. A G that yielded was queued globally by the JDK's carrier-side submit,
+ *       which found no P; one that parked waits like any other.
+ * </ol>
+ *
+ * <h3>Races, step by step</h3>
+ *
+ * <pre>
+ *   T1 the G readies G2              T2 sysmon retakes
+ *   CAS phold (r,G) → (r,G_BUSY)     CAS phold (r,G) → (r,RETAKEN)      one of the two fails
+ *   runq put on m.p                  (failed: tries next cycle)
+ *   store-release (r,G)              CAS (r,G) → (r,RETAKEN)            sees T1's put
+ *
+ *   T1 the M, after the run          T2 sysmon, prepared with run r
+ *   CAS phold (r,G) → (r,SCHED)      CAS phold (r,G) → (r,RETAKEN)      one of the two fails
+ *   openPHold (r+1,G), runs G3       CAS (r,G) → ... fails              never G3's P
+ *
+ *   T1 sysmon, after its CAS         T2 the M, seeing RETAKEN
+ *                                    m.p = null; stopM; acquires P'
+ *   CAS m.p: P → null                                                   fails: P' != P, since
+ *   handoffP(P)                                                         P was nobody's to get
+ * </pre>
+ *
+ * <h3>Cost</h3>
+ *
+ * A run costs the M one release store and one CAS on its own word; a wake-up from a G costs one
+ * CAS and one release store. sysmon reads the word only for a P that has overrun its slice, so
+ * the line stays in the M's cache. Measured with {@code bench/run PingPong -f 3 -p
+ * scheduler=gmp4j -p handoff=park} on a 2-core VM, two runs each, interleaved with runs
+ * without the word: one P, 415 to 423 ns per round trip (within the run-to-run noise of about
+ * 10 ns); two Ps, 536 to 568 ns (noise about 40 ns).
+ *
+ * <h3>Reporting</h3>
+ *
+ * Each hand-off counts in {@code /sched/preemptions/handoffs:handoffs} and prints one stderr
+ * line with the goroutine, how long it ignored the request, and its top stack frames. At most
+ * one line a second: the rest are counted and summed up in the next line, or in a line of their
+ * own once the second is over. The stack is taken after the hand-off, so a slow stack walk never
+ * delays it. In {@code schedtrace} detail such a G's M shows {@code p=nil} with its {@code
+ * curg}, as an M in a syscall does; Go's format has no field for it, and none is added. In the
+ * metrics the G counts as not-in-go, like a Go goroutine in a cgo call, so that running stays
+ * within GOMAXPROCS.
+ */
+final class HogHandoff {
+  /** Reports at most this often (the rest are counted). */
+  private static final long REPORT_PERIOD_NS = 1_000_000_000L;
+
+  /** Frames printed per report. */
+  private static final int REPORT_FRAMES = 3;
+
+  private final Sched sched;
+
+  /** {@code preempt.handoff}, positive. */
+  private final long handoffNs;
+
+  // Per P (index in allp): the M and run number last seen on an overrun slice, and since when.
+  // Confined to sysmon; resized with allp.
+  private Machine[] seenM = new Machine[0];
+  private int[] seenRun = new int[0];
+  private long[] seenWhen = new long[0];
+
+  // Rate limit of the reports. Confined to sysmon.
+  private long lastReport;
+  private int suppressed;
+
+  HogHandoff(Sched sched, long handoffNs) {
+    if (handoffNs <= 0) {
+      throw new IllegalArgumentException("HogHandoff: handoff " + handoffNs + "ns");
+    }
+    this.sched = sched;
+    this.handoffNs = handoffNs;
+    this.lastReport = System.nanoTime() - REPORT_PERIOD_NS;
+  }
+
+  /**
+   * How much longer than asked sysmon may sleep before the cycle counts as a pause of the whole
+   * JVM (a GC, or sysmon itself descheduled), after which every count starts over ({@link
+   * #forgetAll}): a G cannot honour a request while it is stopped. Half the hand-off, so a
+   * pause costs the other Gs at most half a hand-off more; at least 5ms, far above parkNanos'
+   * usual overshoot (the timer slack, about 50us).
+   */
+  long pauseSlackNs() {
+    return Math.max(5_000_000L, handoffNs / 2);
+  }
+
+  /** sysmon slept through a pause (see {@link #pauseSlackNs}), or deeply. Called by sysmon. */
+  void forgetAll() {
+    java.util.Arrays.fill(seenM, null);
+  }
+
+  /** The schedtick of P {@code i} moved: whatever was seen there is over. Called by sysmon. */
+  void forget(int i) {
+    if (i < seenM.length) {
+      seenM[i] = null;
+    }
+  }
+
+  /**
+   * Steps 1 to 3 of the protocol for P {@code pp} (index {@code i} of {@code nprocs}), whose
+   * running slice has overrun and whose G sysmon has just asked to yield. Returns whether it
+   * retook and handed off the P. Called only by sysmon.
+   */
+  boolean retake(int i, int nprocs, Processor pp, long now) {
+    if (seenM.length != nprocs) {
+      seenM = new Machine[nprocs];
+      seenRun = new int[nprocs];
+      seenWhen = new long[nprocs];
+    }
+    Machine mp = pp.m;
+    if (mp == null) {
+      return false;
+    }
+    int run = mp.phold() & ~Machine.PHOLD_STATE_MASK; // acquire: curg below is this run's
+    if (seenM[i] != mp || seenRun[i] != run) {
+      seenM[i] = mp;
+      seenRun[i] = run;
+      seenWhen[i] = now;
+      return false;
+    }
+    long ignored = now - seenWhen[i];
+    if (ignored < handoffNs) {
+      return false;
+    }
+    Goroutine gp = mp.curg; // written only between runs, so this run's G
+    if (!mp.tryRetakeP(run, pp)) {
+      return false; // inside a P operation (try next cycle), or the run is over
+    }
+    seenM[i] = null;
+    // sysmon owns pp until handoffP: nobody else may touch it as its owner.
+    pp.m = null;
+    pp.preempt = false;
+    pp.incSchedtick(); // the G's time slice ends with its P; the next M starts a new one
+    pp.status = Processor.IDLE; // volatile: publishes the unwiring before handoffP
+    sched.preemptHandoffs.increment();
+    if (gp != null && Preempt.request(gp) && mp.curg != gp) {
+      Preempt.cancel(gp); // its run ended meanwhile: the request must not outlive it
+    }
+    sched.handoffP(pp);
+    report(gp, ignored, now);
+    return true;
+  }
+
+  /** Prints the suppressed count once the second is over. Called by sysmon every cycle. */
+  void flushReports(long now) {
+    if (suppressed > 0 && now - lastReport >= REPORT_PERIOD_NS) {
+      System.err.println("gmp4j: " + suppressed + " more goroutine"
+          + (suppressed == 1 ? "" : "s") + " ignored preemption in the last "
+          + millis(now - lastReport) + "; " + (suppressed == 1 ? "its P was" : "their Ps were")
+          + " handed to other Ms");
+      lastReport = now;
+      suppressed = 0;
+    }
+  }
+
+  private void report(Goroutine gp, long ignoredNs, long now) {
+    if (now - lastReport < REPORT_PERIOD_NS) {
+      suppressed++;
+      return;
+    }
+    StringBuilder sb = new StringBuilder(200).append("gmp4j: goroutine ")
+        .append(gp == null ? "?" : String.valueOf(gp.goid)).append(" ignored preemption for ")
+        .append(millis(ignoredNs));
+    String frames = gp == null ? "" : topFrames(gp.thread);
+    if (!frames.isEmpty()) {
+      sb.append(" (running ").append(frames).append(')');
+    }
+    sb.append("; its P was handed to another M");
+    if (suppressed > 0) {
+      sb.append(" (").append(suppressed).append(" more since the last report)");
+    }
+    System.err.println(sb);
+    lastReport = now;
+    suppressed = 0;
+  }
+
+  /** "a.B.c(B.java:1) <- a.B.d(B.java:2) <- ..." for the top frames, or "" if unavailable. */
+  static String topFrames(Thread t) {
+    StackTraceElement[] st;
+    try {
+      st = t == null ? null : t.getStackTrace(); // mounted: a handshake with its carrier
+    } catch (Throwable e) {
+      return "";
+    }
+    if (st == null || st.length == 0) {
+      return ""; // it stopped running meanwhile
+    }
+    StringBuilder sb = new StringBuilder();
+    int n = Math.min(REPORT_FRAMES, st.length);
+    for (int k = 0; k < n; k++) {
+      StackTraceElement e = st[k];
+      if (k > 0) {
+        sb.append(" <- ");
+      }
+      sb.append(e.getClassName()).append('.').append(e.getMethodName()).append('(');
+      if (e.isNativeMethod()) {
+        sb.append("Native Method");
+      } else {
+        sb.append(e.getFileName() == null ? "Unknown Source" : e.getFileName());
+        if (e.getLineNumber() >= 0) {
+          sb.append(':').append(e.getLineNumber());
+        }
+      }
+      sb.append(')');
+    }
+    if (st.length > n) {
+      sb.append(" <- ...");
+    }
+    return sb.toString();
+  }
+
+  /** "21ms", or "0.4ms" under a millisecond. */
+  private static String millis(long ns) {
+    return ns >= 1_000_000 ? (ns / 1_000_000) + "ms" : (ns / 100_000) / 10.0 + "ms";
+  }
+
+  @Override
+  public String toString() {
+    return "HogHandoff{handoff=" + millis(handoffNs) + " suppressed=" + suppressed + "}";
+  }
+}

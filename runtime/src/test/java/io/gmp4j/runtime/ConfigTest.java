@@ -1,0 +1,45 @@
+package io.gmp4j.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/** Config.check for {@code preempt.handoff}: values, normal forms and the error line. */
+class ConfigTest {
+  @Test
+  void handoffTakesADurationOrOff() {
+    assertEquals("20000000ns", Config.check("preempt.handoff", "20ms"));
+    assertEquals("500000ns", Config.check("preempt.handoff", " 500us "));
+    assertEquals("1000000000ns", Config.check("preempt.handoff", "1s"));
+    assertEquals("off", Config.check("preempt.handoff", "off"));
+    assertEquals("off", Config.check("preempt.handoff", "OFF"));
+    assertEquals("off", Config.check("preempt.handoff", "0"));
+  }
+
+  /** The agent validates, normalises and writes back; the runtime checks the value again. */
+  @Test
+  void handoffNormalFormIsAFixedPoint() {
+    for (String v : new String[] {"20ms", "off", "0", "100us", "2s"}) {
+      String once = Config.check("preempt.handoff", v);
+      assertEquals(once, Config.check("preempt.handoff", once), v);
+    }
+  }
+
+  @Test
+  void badHandoffNamesTheOptionAndWhatIsValid() {
+    for (String v : new String[] {"fast", "", "10", "50us", "-1ms", "2h"}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Config.check("preempt.handoff", v), v);
+      assertTrue(e.getMessage().startsWith("gmp4j: bad value \"" + v
+          + "\" for option preempt.handoff: want a duration such as 20ms"), e.getMessage());
+    }
+  }
+
+  @Test
+  void handoffIsAnOptionKeyButNotAGmpdebugOne() {
+    assertTrue(Config.keys().contains("preempt.handoff"));
+    assertTrue(!Config.gmpdebugKeys().contains("preempt.handoff"));
+  }
+}
