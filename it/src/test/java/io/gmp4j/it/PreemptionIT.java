@@ -39,24 +39,25 @@ class PreemptionIT {
   }
 
   /**
-   * With asyncpreemptoff=1 and preempt.handoff=off there are no polls and no hand-off, and the
-   * sleeps never come back, as in Go.
+   * With asyncpreemptoff=1 there are no polls and (by default then) no hand-off, and the sleeps
+   * never come back, as in Go.
    */
   @Test
   void seedWithAsyncPreemptOffNeverComesBack() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1,asyncpreemptoff=1,preempt.handoff=off",
+    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1,asyncpreemptoff=1",
         SleepBesideSpinner.class, LIMIT, "2000");
     assertEquals("true", r.value("stuck"), r.toString());
     assertTrue(Integer.parseInt(r.value("sleeps")) < 50, r.toString());
   }
 
   /**
-   * Beyond Go: with asyncpreemptoff=1 alone the spinner never yields either, but after the time
-   * slice and preempt.handoff its P goes to another M, and every sleep comes back.
+   * Beyond Go: with asyncpreemptoff=1 and an explicit preempt.handoff the spinner never yields
+   * either, but after the time slice and the hand-off its P goes to another M, and every sleep
+   * comes back.
    */
   @Test
   void seedWithAsyncPreemptOffComesBackThroughTheHandoff() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1,asyncpreemptoff=1",
+    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1,asyncpreemptoff=1,preempt.handoff=20ms",
         SleepBesideSpinner.class, LIMIT, "10000");
     System.out.println("PreemptionIT seed, asyncpreemptoff=1 with the hand-off: p50="
         + r.value("p50") + "ms p90=" + r.value("p90") + "ms max=" + r.value("max") + "ms");

@@ -33,7 +33,8 @@ public final class Config {
     KEYS.put("timeslice", "a duration such as 10ms, 500us or 1s (at least 100us)");
     KEYS.put("asyncpreemptoff", "0 or 1");
     KEYS.put("preempt.handoff", "a duration such as 20ms, 500us or 1s (at least 100us), or 0 or"
-        + " off to keep the P of a goroutine that ignores preemption");
+        + " off to keep the P of a goroutine that ignores preemption (the default with"
+        + " asyncpreemptoff=1)");
     KEYS.put("preempt.include", "class-name globs separated by ; or |, e.g. com.acme.*");
     KEYS.put("preempt.exclude", "class-name globs separated by ; or |, e.g. com.acme.gen.*");
     KEYS.put("preempt.prologue", "0 or 1");
@@ -225,11 +226,13 @@ public final class Config {
    * 'Hog hand-off' in {@link HogHandoff}); 0 when off. 20ms by default, two time slices: a G
    * with polls honours a request within microseconds, so 20ms of silence means it runs code
    * without polls (or is pinned), and the other Gs of its P wait at most about three slices.
+   * Off by default with {@code asyncpreemptoff=1}: the user asked for Go's behaviour without
+   * preemption, where a G that never yields keeps its P; an explicit value still wins.
    */
   static long handoffNanos() {
     String v = get("preempt.handoff");
     if (v == null) {
-      return 20_000_000L;
+      return "1".equals(get("asyncpreemptoff")) ? 0 : 20_000_000L;
     }
     return v.equals("off") ? 0 : Long.parseLong(v.substring(0, v.length() - 2));
   }

@@ -14,7 +14,9 @@ package io.gmp4j.runtime;
  * for {@code preempt.handoff} (20ms), sysmon takes the P away from its M while the G keeps
  * running, exactly as if sysmon had made the G enter a syscall, and hands the P to another M
  * (Sched.handoffP, starting one if need be). The G and its M then hold no P, as after a syscall
- * that was handed off, and must get one back before the G runs scheduled code again.
+ * that was handed off, and must get one back before the G runs scheduled code again. With
+ * {@code asyncpreemptoff=1} the hand-off is off unless {@code preempt.handoff} is set: that
+ * option asks for Go's behaviour without preemption, where such a G keeps its P.
  *
  * <p>Rejected:
  *

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
-/** Config.check for {@code preempt.handoff}: values, normal forms and the error line. */
+/** Config for {@code preempt.handoff}: values, normal forms, the error line and the default. */
 class ConfigTest {
   @Test
   void handoffTakesADurationOrOff() {
@@ -34,6 +34,30 @@ class ConfigTest {
           () -> Config.check("preempt.handoff", v), v);
       assertTrue(e.getMessage().startsWith("gmp4j: bad value \"" + v
           + "\" for option preempt.handoff: want a duration such as 20ms"), e.getMessage());
+    }
+  }
+
+  /**
+   * asyncpreemptoff=1 asks for Go's behaviour without preemption, so the hand-off defaults to
+   * off with it; an explicit preempt.handoff still wins. Reads the properties only while set
+   * here (the scheduler of this JVM read its own at start-up).
+   */
+  @Test
+  void asyncPreemptOffTurnsTheHandoffOffByDefault() {
+    assertEquals(null, System.getProperty("gmp.asyncpreemptoff"), "set outside the test");
+    assertEquals(null, System.getProperty("gmp.preempt.handoff"), "set outside the test");
+    try {
+      assertEquals(20_000_000L, Config.handoffNanos());
+      System.setProperty("gmp.asyncpreemptoff", "1");
+      assertEquals(0L, Config.handoffNanos());
+      System.setProperty("gmp.preempt.handoff", "30ms");
+      assertEquals(30_000_000L, Config.handoffNanos());
+      System.setProperty("gmp.asyncpreemptoff", "0");
+      System.clearProperty("gmp.preempt.handoff");
+      assertEquals(20_000_000L, Config.handoffNanos());
+    } finally {
+      System.clearProperty("gmp.asyncpreemptoff");
+      System.clearProperty("gmp.preempt.handoff");
     }
   }
 
