@@ -89,8 +89,9 @@ final class Goroutine implements Executor {
   Goroutine schedlink;
 
   /**
-   * The M that last started running this G. Written by that M (setRelease) before each run; read
-   * by the G's own code while it runs (the same carrier, so it is exact) and by observers (racy).
+   * The M that last started running this G. Written by that M before each run; read by
+   * observers (racy). Code on the G itself uses {@link #runningM()} instead: after a spurious
+   * submit this names an M that only tried to run the G.
    */
   volatile Machine m;
 
@@ -245,5 +246,16 @@ final class Goroutine implements Executor {
     Machine mp = m;
     return "G" + goid + "{status=" + status() + "(" + waitReason + ") m="
         + (mp == null ? "nil" : mp.id) + "}";
+  }
+
+  /**
+   * The M this G runs on, from its carrier, or null if that is not one of this scheduler's Ms.
+   * Called only by the G itself, for which it is exact. Not {@link #m}: a spurious submit (JDK
+   * 25's stack walker resubmits a thread that may have run meanwhile) runs the G's task on a
+   * second M, which writes {@code m} while the G goes on running on the first; code on the G
+   * that claimed the second M's P would then act as a second owner of that P.
+   */
+  Machine runningM() {
+    return VirtualThreads.carrier(thread) instanceof Machine mp && mp.sched == sched ? mp : null;
   }
 }

@@ -40,7 +40,7 @@ public final class Hooks {
       Thread t = Thread.currentThread();
       if (t.isVirtual() && VirtualThreads.scheduler(t) instanceof Goroutine gp) {
         Sched s = gp.sched;
-        Machine mp = gp.m;
+        Machine mp = gp.runningM();
         // Read-only, so no claim: a P that sysmon just retook ('Hog hand-off' in HogHandoff)
         // gives at worst a wrong guess, and a spin that is or is not skipped.
         Processor pp = mp == null ? null : mp.p;

@@ -45,7 +45,7 @@ final class LockOSThread {
     if (gp == null) {
       return;
     }
-    Machine mp = gp.m; // exact: gp runs on mp
+    Machine mp = gp.runningM();
     if (mp.lockedg != null && mp.lockedg != gp) {
       throw new InternalError("lockOSThread: M" + mp.id + " already locked to G"
           + mp.lockedg.goid);
@@ -61,7 +61,7 @@ final class LockOSThread {
     if (gp == null) {
       return;
     }
-    Machine mp = gp.m;
+    Machine mp = gp.runningM();
     if (mp.lockedExt == 0) {
       return; // Go's UnlockOSThread is a no-op when not locked
     }
@@ -74,6 +74,6 @@ final class LockOSThread {
   /** (lockedExt) of the current G's M, for tests: Go's LockOSCounts. */
   static int lockCount() {
     Goroutine gp = current();
-    return gp == null ? 0 : gp.m.lockedExt;
+    return gp == null ? 0 : gp.runningM().lockedExt;
   }
 }

@@ -189,8 +189,13 @@ final class Machine extends Thread {
         execute(locked, false);
         continue;
       }
-      if (p == null) {
-        stopM(); // its G's syscall outlived the P (sysmon handed it off): wait for one
+      // Its G's syscall outlived the P, or the G ignored preemption, and sysmon handed the P
+      // off. As Go's exitsyscall0: take an idle P if the G (queued globally when it yielded)
+      // or others wait there, else wait until handed one. Without this, at the thread limit
+      // (maxthreads.exceeded=queue) an idle P and the global queue could wait for an M that
+      // nobody starts.
+      if (p == null && !(sched.runqsize() > 0 && tryAcquireIdleP())) {
+        stopM();
       }
       Goroutine gp = findRunnable();
       // This M is about to run a G; if it was the last spinner, another must take its place.
@@ -288,6 +293,12 @@ final class Machine extends Thread {
         gp.lockedm = null;
         exiting = true;
       }
+    } else if (js == VirtualThreads.RUNNING
+        && VirtualThreads.carrier(gp.thread) instanceof Machine other && other != this) {
+      // A spurious submit: JDK 25's stack walker resubmits a thread that may have run while it
+      // was suspended, and here it had, so our runContinuation returned at once. The G runs on
+      // another M, which stays its M.
+      gp.m = other;
     } else if (gp.casFromRunning(ran, Goroutine.WAITING)) {
       gp.waitReason = WaitReasons.of(gp.thread, js);
       gp.waitSince = System.nanoTime();
@@ -572,6 +583,11 @@ final class Machine extends Thread {
   boolean exitSyscallFast() {
     Processor pp = oldp;
     oldp = null;
+    if (p != null) {
+      // Holds a P already (got one back inside the bracket): the old one stays _Psyscall for
+      // sysmon, which retakes it at its next cycle, and must not be acquired on top.
+      return true;
+    }
     if (pp != null && pp.status == Processor.SYSCALL
         && pp.casStatus(Processor.SYSCALL, Processor.IDLE)) {
       acquireP(pp);

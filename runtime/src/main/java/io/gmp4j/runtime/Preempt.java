@@ -78,7 +78,7 @@ public final class Preempt {
         && VirtualThreads.scheduler(t) instanceof Goroutine gp
         && gp.tryClearPreempt()) {
       PENDING.getAndAdd(-1);
-      Machine mp = gp.m;
+      Machine mp = gp.runningM();
       Processor pp = mp == null ? null : mp.tryClaimP(false);
       if (pp != null) {
         pp.preempt = false; // honoured: the next G starts a new slice
@@ -87,7 +87,11 @@ public final class Preempt {
       gp.sched.preemptHonored.increment();
       Thread.yield(); // gopreempt_m: see 'Readying a G' in Sched
       // A pinned G whose P sysmon retook must get one back before it runs on ('Hog hand-off').
-      Syscall.reacquireIfPinned(gp);
+      // Not inside a syscall bracket (a poll in the Java code of a native upcall): its M left
+      // its P in _Psyscall, and exitsyscall gets it back or gives the G up.
+      if (gp.syscallDepth == 0) {
+        Syscall.reacquireIfPinned(gp);
+      }
     }
   }
 

@@ -296,7 +296,7 @@ public final class Sched {
     } else if (ct.isVirtual()
         && VirtualThreads.scheduler(ct) instanceof Goroutine cur
         && cur.sched == this) {
-      mp = cur.m; // exact: cur is running on mp right now
+      mp = cur.runningM();
     }
     // The P is the running G's only under a claim: sysmon may have retaken it ('Hog hand-off').
     Processor pp = mp == null ? null : mp.tryClaimP(true);
@@ -359,7 +359,13 @@ public final class Sched {
       nmp = mget();
       if (nmp == null) {
         int id = mReserveId();
-        if (id < 0) { // maxthreads.exceeded=queue: the P waits for an M to free up
+        if (id < 0) {
+          // maxthreads.exceeded=queue: no M for the P. Its Gs (a P handed off from a syscall or
+          // a G that ignores preemption usually has some) go to the global queue, where any M
+          // finds them, and the P waits on the idle list for an M to free up.
+          for (Goroutine gp; (gp = pp.runqGet()) != null; ) {
+            globRunqPut(gp);
+          }
           pidleput(pp);
           if (spinning) {
             nmspinning.decrementAndGet();
@@ -680,10 +686,29 @@ public final class Sched {
     return n == ret ? ret : resize(n);
   }
 
-  /** Go's updatemaxprocs: follows a changed CPU limit. Called only by sysmon. */
+  /**
+   * Go's updatemaxprocs: follows a changed CPU limit. Called only by sysmon, which must not wait
+   * for the stop itself: the stop may need sysmon to hand off the P of a G that ignores
+   * preemption ('Hog hand-off'), so it runs on its own {@code gmp-stw} thread, one at a time.
+   */
   void updateMaxProcs(int n) {
-    resize(n);
+    if (updatingMaxProcs) {
+      return; // the previous update is still stopping the world; sysmon asks again later
+    }
+    updatingMaxProcs = true;
+    Thread.ofPlatform().daemon().name("gmp-stw").start(() -> {
+      try {
+        resize(n);
+      } finally {
+        updatingMaxProcs = false;
+      }
+    });
   }
+
+  /**
+   * An updateMaxProcs stop is under way. Set by sysmon, cleared by its gmp-stw thread; volatile.
+   */
+  private volatile boolean updatingMaxProcs;
 
   private int resize(int n) {
     int[] prev = new int[1];

@@ -62,7 +62,7 @@ final class Syscall {
     if (gp.syscallDepth++ > 0) {
       return true; // nested: the outermost call has entered already
     }
-    Machine mp = gp.m; // exact: gp runs on mp
+    Machine mp = gp.runningM();
     // The claim keeps sysmon from retaking the P while we unwire it ('Hog hand-off').
     Processor pp = mp == null ? null : mp.tryClaimP(false);
     if (pp == null) {
@@ -72,8 +72,8 @@ final class Syscall {
       mp.unclaimP();
       return true;
     }
-    gp.sched.nGsyscall.increment();
     mp.enterSyscall(pp); // the claim becomes PHOLD_SYSCALL
+    gp.sched.nGsyscall.increment(); // after: an OutOfMemoryError here must not keep the claim
     return true;
   }
 
@@ -91,7 +91,7 @@ final class Syscall {
       return;
     }
     Sched sched = gp.sched;
-    Machine mp = gp.m;
+    Machine mp = gp.runningM();
     sched.nGsyscall.decrement();
     if (mp.exitSyscallFast()) {
       gp.casSyscallToRunning();
@@ -113,7 +113,7 @@ final class Syscall {
    * A yield that worked ended that run, and the G now runs with a P. Called only by gp itself.
    */
   static void reacquireIfPinned(Goroutine gp) {
-    Machine mp = gp.m; // exact: gp runs on mp
+    Machine mp = gp.runningM();
     if (mp == null || !mp.lostP()) {
       return;
     }

@@ -26,6 +26,7 @@ import java.util.concurrent.Executor;
  *   <li>{@code private final Runnable runContinuation = this::runContinuation}: the one task object a
  *       thread ever submits. It is a bound method reference, so its hidden class holds exactly one
  *       field, the thread.
+ *   <li>{@code private volatile Thread carrierThread}: the carrier while the thread is mounted.
  *   <li>{@code private volatile int state}: NEW 0, STARTED 1, RUNNING 2, PARKING 3, PARKED 4,
  *       PINNED 5, TIMED_PARKING 6, TIMED_PARKED 7, TIMED_PINNED 8, UNPARKED 9, YIELDING 10,
  *       YIELDED 11, BLOCKING 12, BLOCKED 13, UNBLOCKED 14, WAITING 15, WAIT 16, TIMED_WAITING 17,
@@ -41,6 +42,7 @@ import java.util.concurrent.Executor;
  */
 final class VirtualThreads {
   static final int NEW = 0;
+  static final int RUNNING = 2;
   static final int YIELDED = 11;
   static final int TERMINATED = 99;
   private static final int SUSPENDED = 1 << 8;
@@ -49,6 +51,7 @@ final class VirtualThreads {
   private static final VarHandle SCHEDULER; // VirtualThread.scheduler, read-only
   private static final Field SCHEDULER_FIELD; // VirtualThread.scheduler, written once per thread
   private static final VarHandle STATE; // VirtualThread.state
+  private static final VarHandle CARRIER; // VirtualThread.carrierThread, read-only
   private static final String UNAVAILABLE; // null when all of the above resolved
 
   static {
@@ -56,6 +59,7 @@ final class VirtualThreads {
     VarHandle scheduler = null;
     Field schedulerField = null;
     VarHandle state = null;
+    VarHandle carrier = null;
     String unavailable = null;
     try {
       if (Runtime.version().feature() < 25) {
@@ -67,6 +71,7 @@ final class VirtualThreads {
       MethodHandles.Lookup lookup = MethodHandles.privateLookupIn(vt, MethodHandles.lookup());
       scheduler = lookup.findVarHandle(vt, "scheduler", Executor.class);
       state = lookup.findVarHandle(vt, "state", int.class);
+      carrier = lookup.findVarHandle(vt, "carrierThread", Thread.class);
       schedulerField = vt.getDeclaredField("scheduler");
       schedulerField.setAccessible(true);
       newBuilder =
@@ -92,6 +97,7 @@ final class VirtualThreads {
     SCHEDULER = scheduler;
     SCHEDULER_FIELD = schedulerField;
     STATE = state;
+    CARRIER = carrier;
     UNAVAILABLE = unavailable;
   }
 
@@ -164,5 +170,14 @@ final class VirtualThreads {
   /** The JDK's state of a virtual thread, without the SUSPENDED bit. Any thread. */
   static int state(Thread vthread) {
     return ((int) STATE.getVolatile(vthread)) & ~SUSPENDED; // pairs with the JDK's setState
+  }
+
+  /**
+   * The carrier of a mounted virtual thread, or null. Exact when called by the thread itself:
+   * its own carrier cannot change under it while it runs Java code (an unmount is a call it
+   * makes). Any thread.
+   */
+  static Thread carrier(Thread vthread) {
+    return (Thread) CARRIER.getVolatile(vthread); // pairs with the JDK's mount
   }
 }

@@ -1,0 +1,83 @@
+package io.gmp4j.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A G that is asked to yield while it sits in a syscall bracket, and polls while pinned: the Java
+ * code of a native upcall inside {@code Gmp.syscall}, here a class initializer (which pins its
+ * virtual thread in JDK 25). Its M left its P in {@code _Psyscall}; the poll must not take a
+ * second P (it did once: exitsyscall then found the old P free, could not wire it on top of the
+ * new one, and left it idle on no list, so the scheduler lost a P for good).
+ */
+class PinnedPollInSyscallTest {
+  /** Polls in its initializer, so on a pinned thread. Initialized once, by the test's G. */
+  static final class PollsInClinit {
+    static final boolean POLLED;
+
+    static {
+      Preempt.poll();
+      POLLED = true;
+    }
+
+    private PollsInClinit() {}
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void pinnedPollInsideASyscallKeepsEveryP() throws Exception {
+    final int nprocs = 2;
+    Sched s = new Sched(nprocs);
+    s.idleThreadTimeoutNanos = 20_000_000L; // no gmp-m thread of this scheduler outlives the test
+    // A 1s slice: sysmon neither asks the G to yield nor retakes the syscall's P on its own
+    // while the test runs (the other P is idle, and the call is short).
+    s.startSysmon(1_000_000_000L, 0, 0, false, false);
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    Thread g = s.newBuilder().start(() -> {
+      try {
+        Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+        boolean entered = Syscall.enter();
+        assertEquals(Goroutine.SYSCALL, gp.status(), "entered the syscall");
+        Preempt.request(gp); // as sysmon would
+        assertTrue(PollsInClinit.POLLED); // the pinned poll: its yield fails
+        Syscall.exit(entered);
+        assertEquals(Goroutine.RUNNING, gp.status(), "left the syscall");
+      } catch (Throwable t) {
+        failure.set(t);
+      }
+    });
+    assertTrue(g.join(Duration.ofSeconds(20)), "the G did not finish\n" + s.schedtrace(true));
+    if (failure.get() != null) {
+      throw new AssertionError(s.schedtrace(true), failure.get());
+    }
+    boolean quiet = poll(10_000, () -> s.npidle == nprocs && s.numGoroutine() == 0);
+    StringBuilder ps = new StringBuilder();
+    for (Processor pp : s.allp) {
+      ps.append(pp).append('\n');
+    }
+    assertTrue(quiet, "a P is lost: npidle=" + s.npidle + "\n" + ps + s.schedtrace(true));
+    for (Processor pp : s.allp) {
+      assertEquals(Processor.IDLE, pp.status, pp.toString());
+      assertEquals(null, pp.m, pp.toString());
+    }
+    assertTrue(poll(10_000, s.allm::isEmpty), "idle Ms did not exit\n" + s.schedtrace(true));
+  }
+
+  private static boolean poll(long millis, BooleanSupplier cond) throws InterruptedException {
+    long deadline = System.nanoTime() + millis * 1_000_000;
+    while (!cond.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      Thread.sleep(1);
+    }
+    return true;
+  }
+}
