@@ -1,5 +1,6 @@
 package io.gmp4j;
 
+import io.gmp4j.runtime.SchedTesting;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -32,14 +33,7 @@ final class GmpTesting {
 
   /** Polls {@code cond} every millisecond or so until it holds or {@code millis} pass. */
   static boolean poll(long millis, BooleanSupplier cond) throws InterruptedException {
-    long deadline = System.nanoTime() + millis * 1_000_000;
-    while (!cond.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      Thread.sleep(1);
-    }
-    return true;
+    return SchedTesting.poll(millis, cond);
   }
 
   interface Body {

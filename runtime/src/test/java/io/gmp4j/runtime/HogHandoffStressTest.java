@@ -1,5 +1,7 @@
 package io.gmp4j.runtime;
 
+import static io.gmp4j.runtime.SchedTesting.dump;
+import static io.gmp4j.runtime.SchedTesting.poll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
@@ -9,7 +11,6 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -122,33 +123,5 @@ class HogHandoffStressTest {
       mp.join(5_000);
       assertTrue(!mp.isAlive(), mp + " still alive");
     }
-  }
-
-  /** schedtrace detail, each P's state, and the stack of each M and of sysmon. */
-  private static String dump(Sched s) {
-    StringBuilder sb = new StringBuilder(s.schedtrace(true));
-    for (Processor pp : s.allp) {
-      sb.append(pp).append('\n');
-    }
-    for (Thread t : Thread.getAllStackTraces().keySet()) {
-      if (t instanceof Machine mp ? mp.sched == s : t.getName().equals("gmp-sysmon")) {
-        sb.append(t).append(' ').append(t.getState()).append('\n');
-        for (StackTraceElement e : t.getStackTrace()) {
-          sb.append("    at ").append(e).append('\n');
-        }
-      }
-    }
-    return sb.toString();
-  }
-
-  private static boolean poll(long millis, BooleanSupplier cond) throws InterruptedException {
-    long deadline = System.nanoTime() + millis * 1_000_000;
-    while (!cond.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      Thread.sleep(1);
-    }
-    return true;
   }
 }

@@ -1,12 +1,13 @@
 package io.gmp4j.runtime;
 
+import static io.gmp4j.runtime.SchedTesting.dump;
+import static io.gmp4j.runtime.SchedTesting.poll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -58,26 +59,11 @@ class PinnedPollInSyscallTest {
       throw new AssertionError(s.schedtrace(true), failure.get());
     }
     boolean quiet = poll(10_000, () -> s.npidle == nprocs && s.numGoroutine() == 0);
-    StringBuilder ps = new StringBuilder();
-    for (Processor pp : s.allp) {
-      ps.append(pp).append('\n');
-    }
-    assertTrue(quiet, "a P is lost: npidle=" + s.npidle + "\n" + ps + s.schedtrace(true));
+    assertTrue(quiet, "a P is lost: npidle=" + s.npidle + "\n" + dump(s));
     for (Processor pp : s.allp) {
       assertEquals(Processor.IDLE, pp.status, pp.toString());
       assertEquals(null, pp.m, pp.toString());
     }
     assertTrue(poll(10_000, s.allm::isEmpty), "idle Ms did not exit\n" + s.schedtrace(true));
-  }
-
-  private static boolean poll(long millis, BooleanSupplier cond) throws InterruptedException {
-    long deadline = System.nanoTime() + millis * 1_000_000;
-    while (!cond.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      Thread.sleep(1);
-    }
-    return true;
   }
 }

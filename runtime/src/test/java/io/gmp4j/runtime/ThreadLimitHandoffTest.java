@@ -1,12 +1,12 @@
 package io.gmp4j.runtime;
 
+import static io.gmp4j.runtime.SchedTesting.poll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -43,16 +43,5 @@ class ThreadLimitHandoffTest {
         "the P was lost\n" + s.allp[0] + "\n" + s.schedtrace(true));
     assertEquals(0, s.runqsize(), s.schedtrace(true));
     assertTrue(poll(10_000, s.allm::isEmpty), "idle Ms did not exit\n" + s.schedtrace(true));
-  }
-
-  private static boolean poll(long millis, BooleanSupplier cond) throws InterruptedException {
-    long deadline = System.nanoTime() + millis * 1_000_000;
-    while (!cond.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      Thread.sleep(1);
-    }
-    return true;
   }
 }

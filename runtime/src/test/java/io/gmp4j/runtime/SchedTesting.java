@@ -1,0 +1,37 @@
+package io.gmp4j.runtime;
+
+import java.util.function.BooleanSupplier;
+
+/** Helpers shared by the tests: waits, and the state of a scheduler of a test's own. */
+public final class SchedTesting {
+  private SchedTesting() {}
+
+  /** Polls {@code cond} every millisecond or so until it holds or {@code millis} pass. */
+  public static boolean poll(long millis, BooleanSupplier cond) throws InterruptedException {
+    long deadline = System.nanoTime() + millis * 1_000_000;
+    while (!cond.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      Thread.sleep(1);
+    }
+    return true;
+  }
+
+  /** schedtrace detail, each P's state, and the stack of each M of {@code s} and of sysmon. */
+  static String dump(Sched s) {
+    StringBuilder sb = new StringBuilder(s.schedtrace(true));
+    for (Processor pp : s.allp) {
+      sb.append(pp).append('\n');
+    }
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t instanceof Machine mp ? mp.sched == s : t.getName().equals("gmp-sysmon")) {
+        sb.append(t).append(' ').append(t.getState()).append('\n');
+        for (StackTraceElement e : t.getStackTrace()) {
+          sb.append("    at ").append(e).append('\n');
+        }
+      }
+    }
+    return sb.toString();
+  }
+}
