@@ -72,7 +72,8 @@ public final class Demo {
 
     System.out.print(Gmp.schedtrace(false));
     Map<String, Object> m = Gmp.readMetrics();
-    m.forEach((k, v) -> System.out.println("  " + k + " = " + v));
+    m.forEach((k, v) -> System.out.println("  " + k + " = "
+        + (v instanceof long[] per ? java.util.Arrays.toString(per) : v))); // one value per P
   }
 
   private static double parkPingPong(boolean gmp) throws InterruptedException {
