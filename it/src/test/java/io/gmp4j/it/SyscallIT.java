@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import example.apps.GCFairness;
 import example.apps.NotInGo;
 import example.apps.SyscallSeedTable;
+import example.apps.SystemGoroutines;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -104,6 +105,22 @@ class SyscallIT {
     assertEquals(0, r.exit(), r.toString());
     long notInGo = Long.parseLong(r.value("not_in_go"));
     assertTrue(notInGo >= 10 && notInGo <= 14, r.toString());
+  }
+
+  /**
+   * Go's TestNumGoroutine, with system goroutines: numGoroutine and the goroutine dump count the
+   * app's virtual threads only, not the JDK's I/O pollers that run as Gs beside them, while
+   * /sched/goroutines:goroutines counts those too (Go's gcount(false) and gcount(true)).
+   */
+  @Test
+  void numGoroutineLeavesOutTheJdkPollers() throws Exception {
+    assumeTrue(Files.isReadable(Path.of("/proc/self/status")), "JDK 25 runs pollers as virtual"
+        + " threads on Linux");
+    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=2", SystemGoroutines.class, LIMIT, "5");
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("5", r.value("num_goroutine"), r.toString());
+    assertEquals("5", r.value("dump"), r.toString());
+    assertTrue(Long.parseLong(r.value("total")) > 5, "the pollers are Gs too: " + r);
   }
 
   /** Threads added while the Gs wait, or -1 if the child did not say. */

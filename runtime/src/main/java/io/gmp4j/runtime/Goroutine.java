@@ -96,6 +96,12 @@ final class Goroutine implements Executor {
   volatile Machine m;
 
   /**
+   * Go's isSystemGoroutine: a thread the JDK runs for itself (its I/O pollers), which {@code
+   * numGoroutine} and the goroutine dump leave out and the metrics count, as Go does. Final.
+   */
+  final boolean system;
+
+  /**
    * Go's gp.preempt: sysmon asks this G to yield at its next poll. Set by sysmon (CAS
    * false→true, which also counts the request in {@link Preempt}); cleared by CAS by whoever
    * consumes or cancels it: the G's poll, its M after the run, or sysmon when it raced a
@@ -132,6 +138,7 @@ final class Goroutine implements Executor {
     this.goid = goid;
     this.thread = thread;
     this.runContinuation = runContinuation;
+    this.system = thread != null && VirtualThreads.isSystem(thread);
     this.trackingSeq = (int) (goid * 0x9E3779B9L) & 7; // Go starts tracking new Gs at random
   }
 

@@ -169,6 +169,9 @@ public final class Sched {
   /** Live Gs (Go's allgs, without the dead). Any thread. */
   final Set<Goroutine> allgs = ConcurrentHashMap.newKeySet();
 
+  /** Go's sched.ngsys: live system Gs (Goroutine.system), counted in allgs too. Any thread. */
+  final AtomicInteger ngsys = new AtomicInteger();
+
   private final AtomicLong goidgen = new AtomicLong();
 
   /** Go's goroutinesCreated (per-P counters folded into one striped counter). */
@@ -270,6 +273,9 @@ public final class Sched {
     Goroutine gp = new Goroutine(this, goidgen.incrementAndGet(), vthread, task);
     VirtualThreads.setScheduler(vthread, gp);
     allgs.add(gp);
+    if (gp.system) {
+      ngsys.incrementAndGet();
+    }
     goroutinesCreated.increment();
     ready(gp);
   }
@@ -316,6 +322,9 @@ public final class Sched {
   void gdestroy(Goroutine gp) {
     gp.setDead();
     allgs.remove(gp);
+    if (gp.system) {
+      ngsys.decrementAndGet();
+    }
   }
 
   // ------------------------------------------------------------------------------------------
@@ -878,9 +887,9 @@ public final class Sched {
     }
   }
 
-  /** Go's gcount(false): live Gs. Any thread. */
+  /** Go's gcount(false): live Gs but the JDK's own (system Gs). Any thread. */
   public int numGoroutine() {
-    return allgs.size();
+    return Math.max(0, allgs.size() - ngsys.get());
   }
 
   /** Go's schedtrace line, and with {@code detailed} its P, M and G lines. Any thread. */
@@ -897,6 +906,7 @@ public final class Sched {
   public java.util.List<io.gmp4j.GoroutineInfo> goroutines() {
     long now = System.nanoTime();
     return allgs.stream()
+        .filter(g -> !g.system) // as Go's traceback leaves out system goroutines
         .sorted((a, b) -> Long.compare(a.goid, b.goid))
         .map(g -> {
           int st = g.status();

@@ -180,4 +180,13 @@ final class VirtualThreads {
   static Thread carrier(Thread vthread) {
     return (Thread) CARRIER.getVolatile(vthread); // pairs with the JDK's mount
   }
+
+  /**
+   * Whether a virtual thread is one of the JDK's own: in JDK 25, the I/O poller threads that
+   * {@code sun.nio.ch.Poller} starts as virtual threads named {@code SubPoller-<n>} when it
+   * runs its pollers as virtual threads (Linux's default). Any thread.
+   */
+  static boolean isSystem(Thread vthread) {
+    return vthread.getName().startsWith("SubPoller-");
+  }
 }
