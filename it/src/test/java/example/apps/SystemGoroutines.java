@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
  * block in loopback TCP reads, which on Linux makes JDK 25 start its I/O pollers as virtual
  * threads, and so as Gs. Prints {@code num_goroutine=} (Gmp.numGoroutine), {@code dump=} (how
  * many Gs the goroutine dump lists) and {@code total=} (/sched/goroutines:goroutines, which
- * counts the JDK's pollers too, as Go's metric counts system goroutines).
+ * counts the JDK's pollers too, as Go's metric counts system goroutines), and {@code reasons=},
+ * the wait reasons in the dump: Go's {@code IO wait} for a read parked in the JDK's poller.
  */
 public final class SystemGoroutines {
   public static void main(String[] args) throws Exception {
@@ -46,7 +47,13 @@ public final class SystemGoroutines {
       @SuppressWarnings("unchecked")
       Map<String, Object> m = (Map<String, Object>) gmp.getMethod("readMetrics").invoke(null);
       System.out.println("num_goroutine=" + gmp.getMethod("numGoroutine").invoke(null));
-      System.out.println("dump=" + ((List<?>) gmp.getMethod("goroutines").invoke(null)).size());
+      List<?> dump = (List<?>) gmp.getMethod("goroutines").invoke(null);
+      System.out.println("dump=" + dump.size());
+      java.util.Set<Object> reasons = new java.util.TreeSet<>();
+      for (Object g : dump) {
+        reasons.add(g.getClass().getMethod("waitReason").invoke(g));
+      }
+      System.out.println("reasons=" + reasons);
       System.out.println("total=" + m.get("/sched/goroutines:goroutines"));
       for (Socket s : accepted) {
         s.close();

@@ -11,8 +11,10 @@ import net.bytebuddy.pool.TypePool;
  * installer's JDK AgentBuilder: {@link BlockerInstrumentation} for the JDK's own Blocker-marked
  * calls, and a {@link SyscallAdvice} bracket around the natives JDK 25 leaves unmarked ({@link
  * FileInputStreamInstrumentation}, {@link FileOutputStreamInstrumentation}, {@link
- * RandomAccessFileInstrumentation}, {@link UnixNativeDispatcherInstrumentation}). All these
- * classes are loaded before premain, so they are retransformed with the builder's strategy.
+ * RandomAccessFileInstrumentation}, {@link UnixNativeDispatcherInstrumentation}); and {@link
+ * NetpollInstrumentation}, which marks the JDK's network poller wait as Go's {@code IO wait}
+ * (not a syscall: the G parks there without its carrier). Classes loaded before premain are
+ * retransformed with the builder's strategy.
  *
  * <p>None of them is essential: a type whose pinned shape is missing is left alone after one
  * warning line, and a failed transformation gets one line from the installer's listener. Without
@@ -66,6 +68,14 @@ final class SyscallInstrumentations {
           .transform((b, type, loader, module, domain) ->
               b.visit(bracket.on(UnixNativeDispatcherInstrumentation.methods())));
     }
+    if (warnIfMissing(NetpollInstrumentation.checkShape(),
+        "a G waiting there shows a bare park, not IO wait")) {
+      Advice netpoll = advice(pool, locator, NetpollInstrumentation.ADVICE);
+      builder = builder
+          .type(ElementMatchers.named(NetpollInstrumentation.TYPE))
+          .transform((b, type, loader, module, domain) ->
+              b.visit(netpoll.on(NetpollInstrumentation.methods())));
+    }
     return builder;
   }
 
@@ -75,10 +85,15 @@ final class SyscallInstrumentations {
 
   /** True if {@code shape} is null (the JDK has it); otherwise prints one line. */
   private static boolean warnIfMissing(String shape) {
+    return warnIfMissing(shape, "a G blocked there keeps its P");
+  }
+
+  /** True if {@code shape} is null; otherwise prints one line ending in {@code effect}. */
+  private static boolean warnIfMissing(String shape, String effect) {
     if (shape == null) {
       return true;
     }
-    Stderr.line("gmp4j: " + shape + "; a G blocked there keeps its P");
+    Stderr.line("gmp4j: " + shape + "; " + effect);
     return false;
   }
 

@@ -65,6 +65,13 @@ class SyscallInstrumentationTest {
   }
 
   @Test
+  void netpollMarksThePollerWaitsOfSocketsAndSelectors() throws Exception {
+    assertNull(NetpollInstrumentation.checkShape());
+    assertEquals(Set.of("poll(IIJLjava/util/function/BooleanSupplier;)V", "pollSelector(IJ)V"),
+        matched(Class.forName(NetpollInstrumentation.TYPE), NetpollInstrumentation.methods()));
+  }
+
+  @Test
   void shapesNamesWhatIsMissing() {
     assertEquals("java.io.FileInputStream has no read with 7 parameters on JDK "
             + Runtime.version() + " (gmp4j pins JDK 25's shape)",
@@ -80,7 +87,8 @@ class SyscallInstrumentationTest {
         ClassFileLocator.ForClassLoader.of(SyscallInstrumentationTest.class.getClassLoader());
     TypePool pool = TypePool.Default.of(locator);
     for (String name : new String[] {SyscallAdvice.NAME, BlockerInstrumentation.BEGIN_ADVICE,
-        BlockerInstrumentation.BEGIN_BOOLEAN_ADVICE, BlockerInstrumentation.END_ADVICE}) {
+        BlockerInstrumentation.BEGIN_BOOLEAN_ADVICE, BlockerInstrumentation.END_ADVICE,
+        NetpollInstrumentation.ADVICE}) {
       Advice.to(pool.describe(name).resolve(), locator); // throws if not
     }
   }

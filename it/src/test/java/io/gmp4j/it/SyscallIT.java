@@ -110,7 +110,8 @@ class SyscallIT {
   /**
    * Go's TestNumGoroutine, with system goroutines: numGoroutine and the goroutine dump count the
    * app's virtual threads only, not the JDK's I/O pollers that run as Gs beside them, while
-   * /sched/goroutines:goroutines counts those too (Go's gcount(false) and gcount(true)).
+   * /sched/goroutines:goroutines counts those too (Go's gcount(false) and gcount(true)). The
+   * readers show Go's IO wait.
    */
   @Test
   void numGoroutineLeavesOutTheJdkPollers() throws Exception {
@@ -121,6 +122,7 @@ class SyscallIT {
     assertEquals("5", r.value("num_goroutine"), r.toString());
     assertEquals("5", r.value("dump"), r.toString());
     assertTrue(Long.parseLong(r.value("total")) > 5, "the pollers are Gs too: " + r);
+    assertEquals("[IO wait]", r.value("reasons"), "socket reads wait in the netpoller: " + r);
   }
 
   /** Threads added while the Gs wait, or -1 if the child did not say. */

@@ -115,6 +115,13 @@ final class Goroutine implements Executor {
   /** Nesting depth of syscall brackets; only the G itself touches it. */
   int syscallDepth;
 
+  /**
+   * The G is inside the JDK's network poller wait ({@code sun.nio.ch.Poller.poll}, marked by the
+   * agent): a park there is Go's {@code IO wait}. Written only by the G itself; read by its M
+   * after the run that ended in that park, which the JDK's unmount orders after the write.
+   */
+  boolean inNetpoll;
+
   /** When the G last started waiting (Go's waitsince); written with waitReason. Racy. */
   volatile long waitSince;
 

@@ -83,6 +83,32 @@ public final class Hooks {
     }
   }
 
+  /**
+   * Advice before the JDK's network poller wait ({@code sun.nio.ch.Poller.poll}, where a
+   * virtual thread parks until its socket or pipe is ready): a park inside is Go's {@code IO
+   * wait} (the G is in the netpoller). Returns the token for {@link #exitNetpoll}. Never throws.
+   */
+  public static boolean enterNetpoll() {
+    try {
+      Thread t = Thread.currentThread();
+      if (t.isVirtual() && VirtualThreads.scheduler(t) instanceof Goroutine gp
+          && !gp.inNetpoll) {
+        gp.inNetpoll = true;
+        return true;
+      }
+    } catch (Throwable ignored) {
+      // the wait goes on unmarked
+    }
+    return false;
+  }
+
+  /** Advice after the JDK's network poller wait, on return or throw. Never throws. */
+  public static void exitNetpoll(boolean entered) {
+    if (entered && VirtualThreads.scheduler(Thread.currentThread()) instanceof Goroutine gp) {
+      gp.inNetpoll = false;
+    }
+  }
+
   /** Go's runtime.LockOSThread, for io.gmp4j.Gmp. */
   public static void lockOSThread() {
     LockOSThread.lock();

@@ -300,7 +300,7 @@ final class Machine extends Thread {
       // another M, which stays its M.
       gp.m = other;
     } else if (gp.casFromRunning(ran, Goroutine.WAITING)) {
-      gp.waitReason = WaitReasons.of(gp.thread, js);
+      gp.waitReason = WaitReasons.of(gp, js);
       gp.waitSince = System.nanoTime();
     }
   }

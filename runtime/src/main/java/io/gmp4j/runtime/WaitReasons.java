@@ -12,7 +12,8 @@ import java.util.concurrent.locks.LockSupport;
  * words where the meaning matches: a monitor enter is Go's {@code sync.Mutex.Lock}, an
  * {@code Object.wait} or a j.u.c condition is {@code sync.Cond.Wait}, a timed park with no
  * blocker is {@code Thread.sleep}, i.e. {@code sleep}, and any other park is a binary semaphore
- * acquire, {@code semacquire}.
+ * acquire, {@code semacquire}. A park inside the JDK's network poller wait, which the agent
+ * marks ({@link Hooks#enterNetpoll}), is Go's {@code IO wait}.
  */
 final class WaitReasons {
   // JDK 25 VirtualThread state values; see VirtualThreads.
@@ -24,13 +25,17 @@ final class WaitReasons {
 
   private WaitReasons() {}
 
-  static String of(Thread vthread, int jdkState) {
+  static String of(Goroutine gp, int jdkState) {
+    Thread vthread = gp.thread;
     switch (jdkState) {
       case BLOCKED:
         return "sync.Mutex.Lock";
       case WAIT, TIMED_WAIT:
         return "sync.Cond.Wait";
       case PARKED, TIMED_PARKED: {
+        if (gp.inNetpoll) {
+          return "IO wait";
+        }
         Object blocker = LockSupport.getBlocker(vthread);
         if (blocker == null) {
           return jdkState == TIMED_PARKED ? "sleep" : "semacquire";
