@@ -71,8 +71,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * running G gives its P up when it blocks or yields, or, if it ignores the stop's preemption
  * request, when sysmon retakes the P ('Hog hand-off' in {@link HogHandoff}). Go runs this on
  * the system stack; we run it on a platform thread ({@code gmp-stw} when the caller is itself a
- * G, since a G that waited in place would hold its own P). procresize then moves the queues of removed Ps to the global head
- * in order, and the world restarts with an M for every P that has work.
+ * G, since a G that waited in place would hold its own P, or sysmon, which the stop may need).
+ * procresize then moves the queues of removed Ps to the global head in order, and the world
+ * restarts with an M for every P that has work.
  *
  * <h3>Locks</h3>
  *
