@@ -294,6 +294,7 @@ public final class Sched {
       gp.trackingStamp = System.nanoTime();
     }
     Machine mp = null;
+    boolean reacquire = true;
     Thread ct = Thread.currentThread();
     if (ct instanceof Machine mt) {
       if (mt.sched == this
@@ -304,9 +305,12 @@ public final class Sched {
         && VirtualThreads.scheduler(ct) instanceof Goroutine cur
         && cur.sched == this) {
       mp = cur.runningM();
+      // A G without a P inside a syscall bracket takes no idle P: it is about to block, and a P
+      // it held there would not be _Psyscall, so sysmon could not hand it off at once.
+      reacquire = cur.syscallDepth == 0;
     }
     // The P is the running G's only under a claim: sysmon may have retaken it ('Hog hand-off').
-    Processor pp = mp == null ? null : mp.tryClaimP(true);
+    Processor pp = mp == null ? null : mp.tryClaimP(reacquire);
     if (pp == null) {
       globRunqPut(gp);
     } else {
