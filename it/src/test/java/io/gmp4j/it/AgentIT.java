@@ -58,6 +58,7 @@ class AgentIT {
       "timeslice=abc|   |                  |abc",
       "gomaxprocs=0|    |                  |gomaxprocs",
       "schedtrace=-1|   |                  |schedtrace",
+      "preempt.handoff=fast| |               |fast",
       "|                -Dgmp.timeslice=xyz|  |xyz",
       "|                |                  GMPDEBUG=bogus|bogus",
   })
