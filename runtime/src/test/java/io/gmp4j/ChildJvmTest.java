@@ -565,6 +565,60 @@ class ChildJvmTest {
         + " preemption in the last \\d+ms; their Ps were handed to other Ms", l)), r.toString());
   }
 
+  /**
+   * A G that parks while pinned (here in a class initializer) blocks its carrier with its P; the
+   * hand-off frees the P, and the report says what happened rather than "ignored preemption".
+   */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void handoffOfAPinnedParkSaysSo() throws Exception {
+    Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(), PinnedPark.class,
+        "pinnedpark", 30);
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals(1, value(r.out(), "handoffs="), r.toString());
+    assertTrue(value(r.out(), "after ms=") < 200, r.toString()); // 400 without the hand-off
+    assertTrue(r.err().lines().anyMatch(l -> Pattern.matches("gmp4j: goroutine \\d+ blocked its"
+        + " thread while pinned for \\d+ms \\(running .*\\); its P was handed to another M", l)),
+        r.toString());
+  }
+
+  /**
+   * At one P, a G parks for 400 ms inside a class initializer, where JDK 25 pins it, and a
+   * sleeper started after it sleeps 1 ms at a time; prints when the sleeper first ran and the
+   * hand-off count.
+   */
+  public static final class PinnedPark {
+    static final class ParksInClinit {
+      static final boolean DONE;
+
+      static {
+        java.util.concurrent.locks.LockSupport.parkNanos(400_000_000L);
+        DONE = true;
+      }
+
+      private ParksInClinit() {}
+    }
+
+    public static void main(String[] args) throws Exception {
+      long t0 = System.nanoTime();
+      Thread parker = Gmp.go(() -> System.out.println("parked=" + ParksInClinit.DONE));
+      long[] firstRun = {-1};
+      Thread sleeper = Gmp.go(() -> {
+        firstRun[0] = System.nanoTime() - t0;
+        try {
+          Thread.sleep(1);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      parker.join();
+      sleeper.join();
+      System.out.println("sleeper first ran after ms=" + firstRun[0] / 1_000_000);
+      System.out.println("handoffs="
+          + Gmp.readMetrics().get("/sched/preemptions/handoffs:handoffs"));
+    }
+  }
+
   /** With {@code preempt.handoff=off} the P stays with the spinner (Go before 1.14). */
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)

@@ -263,8 +263,13 @@ final class HogHandoff {
       suppressed++;
       return;
     }
+    // A G parked while pinned (in a class initializer, or under a native frame) blocks its
+    // carrier: it did not ignore the request so much as it could not see it.
+    int js = gp == null ? -1 : VirtualThreads.state(gp.thread);
+    boolean pinned = js == VirtualThreads.PINNED || js == VirtualThreads.TIMED_PINNED;
     StringBuilder sb = new StringBuilder(200).append("gmp4j: goroutine ")
-        .append(gp == null ? "?" : String.valueOf(gp.goid)).append(" ignored preemption for ")
+        .append(gp == null ? "?" : String.valueOf(gp.goid))
+        .append(pinned ? " blocked its thread while pinned for " : " ignored preemption for ")
         .append(millis(ignoredNs));
     String frames = gp == null ? "" : topFrames(gp.thread);
     if (!frames.isEmpty()) {
