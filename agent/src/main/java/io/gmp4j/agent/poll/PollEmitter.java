@@ -108,8 +108,8 @@ final class PollEmitter extends ClassVisitor {
 
   private static final Object[] NO_STACK = {};
 
-  /** A countdown block after the method's code, by what it jumps to and how it counts. */
-  private record Trampoline(Label target, boolean heavy, boolean own) {}
+  /** A countdown: what it jumps to and how it counts; also the key of its block, if any. */
+  private record Countdown(Label target, boolean heavy, boolean own) {}
 
   private final Iterator<MethodPlan> plans;
 
@@ -145,8 +145,7 @@ final class PollEmitter extends ClassVisitor {
     // For countdowns: where each label is (by instruction index) and the frame emitted there.
     private final Map<Label, Integer> labelIndex = new IdentityHashMap<>();
     private final Map<Integer, Object[][]> frames = new HashMap<>(); // {locals, stack}
-    private final Map<Trampoline, Label> trampolines = new LinkedHashMap<>(); // -> its block
-    private final Map<Trampoline, Integer> trampolineEdge = new HashMap<>(); // -> a back-edge
+    private final Map<Countdown, Label> trampolines = new LinkedHashMap<>(); // -> its block
 
     PollMethod(MethodVisitor mv, MethodPlan plan) {
       super(Opcodes.ASM9, mv);
@@ -179,23 +178,24 @@ final class PollEmitter extends ClassVisitor {
     }
 
     /**
-     * The countdown of back-edge {@code k} to {@code target}: {@code IINC budget -w; ILOAD budget;
+     * The countdown of a back-edge to {@code c.target()}: {@code IINC budget -w; ILOAD budget;
      * IFGT skip; budget = BUDGET; poll; skip: [frame at target] GOTO target}, with {@code w} 1, or
-     * {@link #OUTER_WEIGHT} for a heavy loop. The state here must be one that may jump to {@code
-     * target}, so it may take the target's frame at {@code skip} as well, and the loop keeps a
+     * {@link #OUTER_WEIGHT} for a heavy loop. The state here must be one that may jump to the
+     * target, so it may take the target's frame at {@code skip} as well, and the loop keeps a
      * single back-edge, as it had: C2 sees the same loop, with the poll as a rarely taken diamond
-     * in it. For an {@link MethodPlan#ownBackEdge} loop the {@code IFGT} jumps to {@code target}
+     * in it. For an {@link MethodPlan#ownBackEdge} loop the {@code IFGT} jumps to the target
      * itself, and the poll path ends in its own {@code GOTO target}: no new frame is needed, since
-     * both only jump to {@code target}.
+     * both only jump to the target.
      */
-    private void countdown(int k, Label target) {
+    private void countdown(Countdown c) {
+      Label target = c.target();
       Object[][] frame = frames.get(labelIndex.get(target));
       if (frame == null) {
         throw new IllegalStateException("countdown: no frame at the back-edge's target");
       }
-      boolean own = plan.ownBackEdge.get(k);
+      boolean own = c.own();
       Label skip = own ? target : new Label();
-      super.visitIincInsn(budgetSlot, plan.heavy.get(k) ? -OUTER_WEIGHT : -1);
+      super.visitIincInsn(budgetSlot, c.heavy() ? -OUTER_WEIGHT : -1);
       super.visitVarInsn(Opcodes.ILOAD, budgetSlot);
       super.visitJumpInsn(Opcodes.IFGT, skip);
       super.visitIntInsn(Opcodes.SIPUSH, BUDGET);
@@ -208,15 +208,17 @@ final class PollEmitter extends ClassVisitor {
       super.visitJumpInsn(Opcodes.GOTO, target);
     }
 
+    /** How back-edge {@code k} to {@code target} counts down. */
+    private Countdown countdownOf(int k, Label target) {
+      return new Countdown(target, plan.heavy.get(k), plan.ownBackEdge.get(k));
+    }
+
     /**
      * The block that counts down for back-edge {@code k} and then jumps to {@code target}; emitted
      * at the method's end. Back-edges to one target share it when they count down alike.
      */
     private Label trampoline(int k, Label target) {
-      Trampoline key = new Trampoline(target, plan.heavy.get(k), plan.ownBackEdge.get(k));
-      Label block = trampolines.computeIfAbsent(key, t -> new Label());
-      trampolineEdge.putIfAbsent(key, k);
-      return block;
+      return trampolines.computeIfAbsent(countdownOf(k, target), t -> new Label());
     }
 
     /** Index of the instruction being visited; places its per-pass back-edge poll first. */
@@ -312,7 +314,7 @@ final class PollEmitter extends ClassVisitor {
       } else if (loop != null && k == loop.back()) {
         tail(label);
       } else if (plan.countdown.get(k) && opcode == Opcodes.GOTO) {
-        countdown(k, label); // replaces the GOTO: the state here may jump to label
+        countdown(countdownOf(k, label)); // replaces the GOTO: the state here may jump to label
       } else if (plan.countdown.get(k)) {
         super.visitJumpInsn(opcode, trampoline(k, label));
       } else {
@@ -486,7 +488,7 @@ final class PollEmitter extends ClassVisitor {
             "visitMaxs: " + index + " instructions, pass 1 saw " + plan.instructions);
       }
       // The trampolines follow the method's last instruction, which cannot fall through.
-      for (Map.Entry<Trampoline, Label> e : trampolines.entrySet()) {
+      for (Map.Entry<Countdown, Label> e : trampolines.entrySet()) {
         Label target = e.getKey().target();
         Object[][] frame = frames.get(labelIndex.get(target));
         if (frame == null) {
@@ -494,7 +496,7 @@ final class PollEmitter extends ClassVisitor {
         }
         super.visitLabel(e.getValue());
         super.visitFrame(Opcodes.F_NEW, frame[0].length, frame[0], frame[1].length, frame[1]);
-        countdown(trampolineEdge.get(e.getKey()), target);
+        countdown(e.getKey());
       }
       int stack = maxStack + (plan.usesBudget() ? 1 : 0); // ILOAD budget on the back-edge's stack
       int locals = maxLocals + (plan.usesBudget() ? 1 : 0);
