@@ -87,11 +87,7 @@ public final class Preempt {
       gp.sched.preemptHonored.increment();
       Thread.yield(); // gopreempt_m: see 'Readying a G' in Sched
       // A pinned G whose P sysmon retook must get one back before it runs on ('Hog hand-off').
-      // Not inside a syscall bracket (a poll in the Java code of a native upcall): its M left
-      // its P in _Psyscall, and exitsyscall gets it back or gives the G up.
-      if (gp.syscallDepth == 0) {
-        Syscall.reacquireIfPinned(gp);
-      }
+      Syscall.reacquireIfPinned(gp);
     }
   }
 

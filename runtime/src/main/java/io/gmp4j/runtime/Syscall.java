@@ -110,11 +110,14 @@ final class Syscall {
    * After a {@code Thread.yield} that should have given up a G that has no P: if the yield
    * failed (the thread is pinned), the G is still on the same run of its M, which must not run
    * Go code without a P, so it parks its carrier until an idle P turns up, checking every 50us.
-   * A yield that worked ended that run, and the G now runs with a P. Called only by gp itself.
+   * A yield that worked ended that run, and the G now runs with a P. Nothing to do inside a
+   * syscall bracket (a poll in the Java code of a native upcall): the M left its P in {@code
+   * _Psyscall}, and the bracket's exitsyscall gets it back or gives the G up. Called only by gp
+   * itself.
    */
   static void reacquireIfPinned(Goroutine gp) {
     Machine mp = gp.runningM();
-    if (mp == null || !mp.lostP()) {
+    if (mp == null || gp.syscallDepth > 0 || !mp.lostP()) {
       return;
     }
     while (!mp.tryReacquireP()) {
