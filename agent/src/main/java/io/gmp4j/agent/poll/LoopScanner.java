@@ -83,6 +83,25 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       measured 0.97-1.03x.
  * </ul>
  *
+ * <h2>Handler frames</h2>
+ *
+ * The verifier checks every instruction inside a try range against the frame of the range's
+ * handler: the locals there must be assignable to the handler's. A {@code GOTO} back-edge that is
+ * replaced in place by a countdown with a {@code skip} label puts a new frame inside any range that
+ * covers the {@code GOTO}. That frame cannot simply be the target's: the loop head often knows
+ * fewer locals than the handler (a local declared in the loop body before the {@code try} is top at
+ * the head and an int in the handler's frame), and then the {@code GOTO L} after {@code skip} fails
+ * the handler check. ECJ keeps such a {@code continue}'s {@code GOTO} inside the try range (javac
+ * splits the range around it), which broke {@code Scanner.jumpOverMethodBody} (issue 16). So the
+ * frame at {@code skip} takes the target's locals narrowed, slot by slot, by the frame of every
+ * handler whose range covers the {@code GOTO} ({@link #skipLocals}): the state at the back-edge
+ * is assignable to the target's frame and to each handler's, so it is assignable to their meet,
+ * and the meet is assignable to both. Where the meet is not known without the class hierarchy (two
+ * different class names), the back-edge takes the form with its own back-edge, which adds no frame.
+ * Strip mining and the countdown blocks after the method's code need no such care: a strip-mined
+ * loop has no range boundary inside it and its new frames are the head's (which lies in the same
+ * ranges), and no range reaches past the method's last instruction.
+ *
  * <p>Used by one thread for one method.
  */
 final class LoopScanner extends MethodVisitor {
@@ -99,6 +118,9 @@ final class LoopScanner extends MethodVisitor {
 
   /** Instruction index -> stack depth of the frame just before it. */
   private final Map<Integer, Integer> frameStack = new HashMap<>();
+
+  /** Instruction index -> locals of the frame just before it, as read (a long takes one entry). */
+  private final Map<Integer, Object[]> frameLocals = new HashMap<>();
 
   private final List<Label[]> tryCatch = new ArrayList<>(); // {start, end, handler}
 
@@ -131,6 +153,7 @@ final class LoopScanner extends MethodVisitor {
   @Override
   public void visitFrame(int type, int nLocal, Object[] local, int nStack, Object[] stack) {
     frameStack.put(n, nStack);
+    frameLocals.put(n, Arrays.copyOf(local, nLocal)); // the reader reuses its arrays
   }
 
   @Override
@@ -369,7 +392,107 @@ final class LoopScanner extends MethodVisitor {
     }
     if (exitsOnly) {
       plan.ownBackEdge.set(k);
+    } else if (ops[k] == Opcodes.GOTO) {
+      Object[] skip = skipLocals(k, lo);
+      if (skip == null) {
+        plan.ownBackEdge.set(k); // needs no new frame; see 'Handler frames'
+      } else {
+        plan.skipLocals.put(k, skip);
+      }
     }
+  }
+
+  /**
+   * The locals of the frame at {@code skip} in the countdown that replaces the {@code GOTO} at
+   * {@code k} (to instruction {@code target}): the target's locals, narrowed by the frame of every
+   * handler whose try range covers {@code k}. Null if a slot has no type known, without loading
+   * classes, to lie below both. See 'Handler frames'.
+   */
+  private Object[] skipLocals(int k, int target) {
+    Object[] out = slots(frameLocals.get(target));
+    for (Label[] tc : tryCatch) {
+      if (labelPos.get(tc[0]) <= k && k < labelPos.get(tc[1])) {
+        Object[] handler = frameLocals.get(labelPos.get(tc[2]));
+        if (handler == null) {
+          return null;
+        }
+        out = meet(out, slots(handler));
+        if (out == null) {
+          return null;
+        }
+      }
+    }
+    return locals(out);
+  }
+
+  /** Second slot of a long or double in {@link #slots} form. */
+  private static final Object HIGH_HALF = new Object();
+
+  /** Frame locals as read (a long or double is one entry) to one entry per slot. */
+  private static Object[] slots(Object[] locals) {
+    int n = 0;
+    for (Object t : locals) {
+      n += t == Opcodes.LONG || t == Opcodes.DOUBLE ? 2 : 1;
+    }
+    Object[] out = new Object[n];
+    int k = 0;
+    for (Object t : locals) {
+      out[k++] = t;
+      if (t == Opcodes.LONG || t == Opcodes.DOUBLE) {
+        out[k++] = HIGH_HALF;
+      }
+    }
+    return out;
+  }
+
+  /** The inverse of {@link #slots}; null if a half of a long or double stands alone. */
+  private static Object[] locals(Object[] slots) {
+    List<Object> out = new ArrayList<>(slots.length);
+    for (int i = 0; i < slots.length; i++) {
+      Object t = slots[i];
+      boolean wide = t == Opcodes.LONG || t == Opcodes.DOUBLE;
+      if (t == HIGH_HALF || (wide && (i + 1 == slots.length || slots[i + 1] != HIGH_HALF))) {
+        return null;
+      }
+      out.add(t);
+      i += wide ? 1 : 0;
+    }
+    return out.toArray();
+  }
+
+  /**
+   * Slot by slot, a type assignable to both {@code a} and {@code b} that any value assignable to
+   * both is assignable to (a missing slot is top); null where none is known without the class
+   * hierarchy: two different class names, neither {@code java/lang/Object}, or two different
+   * primitive or uninitialized types.
+   */
+  private static Object[] meet(Object[] a, Object[] b) {
+    Object[] out = new Object[Math.max(a.length, b.length)];
+    for (int i = 0; i < out.length; i++) {
+      Object x = i < a.length ? a[i] : Opcodes.TOP;
+      Object y = i < b.length ? b[i] : Opcodes.TOP;
+      if (x.equals(y) || y == Opcodes.TOP) {
+        out[i] = x;
+      } else if (x == Opcodes.TOP) {
+        out[i] = y;
+      } else if (isReference(x) && isReference(y)) {
+        if (x == Opcodes.NULL || "java/lang/Object".equals(y)) {
+          out[i] = x;
+        } else if (y == Opcodes.NULL || "java/lang/Object".equals(x)) {
+          out[i] = y;
+        } else {
+          return null;
+        }
+      } else {
+        return null;
+      }
+    }
+    return out;
+  }
+
+  /** An initialized reference type or null; uninitialized types are not assignable to Object. */
+  private static boolean isReference(Object t) {
+    return t instanceof String || t == Opcodes.NULL;
   }
 
   /**

@@ -2,7 +2,9 @@ package io.gmp4j.agent.poll;
 
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import net.bytebuddy.jar.asm.Opcodes;
 
 /**
@@ -36,6 +38,13 @@ final class MethodPlan {
    * gets its own back-edge, so that C2 keeps the poll out of the hot loop ('Countdown polls').
    */
   final BitSet ownBackEdge = new BitSet();
+
+  /**
+   * For each {@code GOTO} of {@link #countdown} that is replaced in place by a countdown with a
+   * {@code skip} label (not {@link #ownBackEdge}): the locals of the frame at {@code skip}, as
+   * read (before PollEmitter adds budget). 'Handler frames' in LoopScanner.
+   */
+  final Map<Integer, Object[]> skipLocals = new HashMap<>();
 
   /** Strip-mined loops, in code order; disjoint, since each is innermost. */
   final List<StripLoop> stripLoops = new ArrayList<>();

@@ -59,8 +59,10 @@ import net.bytebuddy.jar.asm.Opcodes;
  *
  * {@code budget} is an int in every frame of the method (the code before the first frame sets
  * it), so the state at the back-edge may still jump to {@code L}, and {@code T} may take {@code
- * L}'s frame: every jump to {@code T} could jump to {@code L} before; likewise {@code skip},
- * which only jumps to {@code L}. The loop keeps one back-edge. A loop whose body only branches
+ * L}'s frame: every jump to {@code T} could jump to {@code L} before. {@code skip}, which only
+ * jumps to {@code L}, takes {@code L}'s frame narrowed by the frames of the handlers whose try
+ * range covers the back-edge, since it lies inside those ranges ('Handler frames' in LoopScanner).
+ * The loop keeps one back-edge. A loop whose body only branches
  * out of it ('Countdown polls' in LoopScanner) takes the form with its own back-edge instead:
  *
  * <pre>
@@ -179,15 +181,16 @@ final class PollEmitter extends ClassVisitor {
 
     /**
      * The countdown of a back-edge to {@code c.target()}: {@code IINC budget -w; ILOAD budget;
-     * IFGT skip; budget = BUDGET; poll; skip: [frame at target] GOTO target}, with {@code w} 1, or
-     * {@link #OUTER_WEIGHT} for a heavy loop. The state here must be one that may jump to the
-     * target, so it may take the target's frame at {@code skip} as well, and the loop keeps a
-     * single back-edge, as it had: C2 sees the same loop, with the poll as a rarely taken diamond
+     * IFGT skip; budget = BUDGET; poll; skip: [frame] GOTO target}, where the frame is the
+     * target's, with {@code skipLocals} (as read) for locals if not null ('Handler frames' in
+     * LoopScanner), with {@code w} 1, or {@link #OUTER_WEIGHT} for a heavy loop. The state here
+     * must be one that may jump to the target, so it may take that frame at {@code skip}, and the
+     * loop keeps a single back-edge, as it had: C2 sees the same loop, with the poll as a rarely taken diamond
      * in it. For an {@link MethodPlan#ownBackEdge} loop the {@code IFGT} jumps to the target
      * itself, and the poll path ends in its own {@code GOTO target}: no new frame is needed, since
      * both only jump to the target.
      */
-    private void countdown(Countdown c) {
+    private void countdown(Countdown c, Object[] skipLocals) {
       Label target = c.target();
       Object[][] frame = frames.get(labelIndex.get(target));
       if (frame == null) {
@@ -202,8 +205,9 @@ final class PollEmitter extends ClassVisitor {
       super.visitVarInsn(Opcodes.ISTORE, budgetSlot);
       poll();
       if (!own) {
+        Object[] locals = skipLocals == null ? frame[0] : extend(skipLocals, false);
         super.visitLabel(skip);
-        super.visitFrame(Opcodes.F_NEW, frame[0].length, frame[0], frame[1].length, frame[1]);
+        super.visitFrame(Opcodes.F_NEW, locals.length, locals, frame[1].length, frame[1]);
       }
       super.visitJumpInsn(Opcodes.GOTO, target);
     }
@@ -314,7 +318,11 @@ final class PollEmitter extends ClassVisitor {
       } else if (loop != null && k == loop.back()) {
         tail(label);
       } else if (plan.countdown.get(k) && opcode == Opcodes.GOTO) {
-        countdown(countdownOf(k, label)); // replaces the GOTO: the state here may jump to label
+        Object[] skip = plan.skipLocals.get(k);
+        if (skip == null && !plan.ownBackEdge.get(k)) {
+          throw new IllegalStateException("visitJumpInsn: no skip frame for countdown " + k);
+        }
+        countdown(countdownOf(k, label), skip); // replaces the GOTO; see 'Handler frames'
       } else if (plan.countdown.get(k)) {
         super.visitJumpInsn(opcode, trampoline(k, label));
       } else {
@@ -496,7 +504,7 @@ final class PollEmitter extends ClassVisitor {
         }
         super.visitLabel(e.getValue());
         super.visitFrame(Opcodes.F_NEW, frame[0].length, frame[0], frame[1].length, frame[1]);
-        countdown(e.getKey());
+        countdown(e.getKey(), null); // outside every try range: the target's frame will do
       }
       int stack = maxStack + (plan.usesBudget() ? 1 : 0); // ILOAD budget on the back-edge's stack
       int locals = maxLocals + (plan.usesBudget() ? 1 : 0);

@@ -1,12 +1,20 @@
 package io.gmp4j.agent.poll;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
+import java.net.URL;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 import javax.tools.DiagnosticCollector;
 import javax.tools.FileObject;
 import javax.tools.ForwardingJavaFileManager;
@@ -17,7 +25,10 @@ import javax.tools.SimpleJavaFileObject;
 import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
 
-/** Test helpers: compiles Java sources in memory and defines class files in a fresh loader. */
+/**
+ * Test helpers: compiles Java sources in memory, reads the classes of a jar, and defines class files
+ * in a fresh loader.
+ */
 final class TestClasses {
   private TestClasses() {}
 
@@ -61,6 +72,37 @@ final class TestClasses {
     Map<String, byte[]> classes = new TreeMap<>();
     out.forEach((k, v) -> classes.put(k, v.toByteArray()));
     return classes;
+  }
+
+  /**
+   * Every class file (internal name -> bytes) of the jar from which {@code loader} loads {@code
+   * internalName}; module-info and multi-release versions left out.
+   */
+  static Map<String, byte[]> jarOf(ClassLoader loader, String internalName) {
+    URL url = loader.getResource(internalName + ".class");
+    if (url == null || !url.getProtocol().equals("jar")) {
+      throw new AssertionError("not in a jar: " + internalName + " at " + url);
+    }
+    String path = url.getPath(); // file:/...jar!/org/...
+    return jar(Path.of(URI.create(path.substring(0, path.indexOf("!/")))));
+  }
+
+  /** Every class file (internal name -> bytes) of {@code jar}, as {@link #jarOf}. */
+  static Map<String, byte[]> jar(Path jar) {
+    Map<String, byte[]> out = new TreeMap<>();
+    try (ZipFile zip = new ZipFile(jar.toFile())) {
+      for (ZipEntry e : Collections.list(zip.entries())) {
+        String n = e.getName();
+        if (n.endsWith(".class") && !n.startsWith("META-INF/") && !n.endsWith("module-info.class")) {
+          try (InputStream in = zip.getInputStream(e)) {
+            out.put(n.substring(0, n.length() - ".class".length()), in.readAllBytes());
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out;
   }
 
   /**
