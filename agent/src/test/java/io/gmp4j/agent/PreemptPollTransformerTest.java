@@ -79,4 +79,29 @@ class PreemptPollTransformerTest {
     assertEquals("gmp4j: left com.acme.Deep uninstrumented: java.lang.StackOverflowError: "
         + "too deep second line" + System.lineSeparator(), out);
   }
+
+  /**
+   * A class whose rewritten method fails the poll injector's frame check (issue 16) loads as it
+   * was, with one line that names the class, the method, the offset (in the rewritten code: the
+   * poll before the back-edge moves it 3 bytes) and the mismatch.
+   */
+  @Test
+  void aClassFailingTheFrameCheckLoadsAsItWasWithOneLine() {
+    PreemptPollTransformer real = new PreemptPollTransformer(
+        new io.gmp4j.agent.poll.PollInjector(null, null, false)::transform);
+    byte[] bytes = io.gmp4j.agent.poll.BrokenClasses.handlerWantsLocal(
+        "com/acme/Lexer", net.bytebuddy.jar.asm.Opcodes.TOP);
+    PrintStream err = System.err;
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(buf, true, StandardCharsets.UTF_8));
+    try {
+      assertNull(real.transform(app, "com/acme/Lexer", null, null, bytes));
+    } finally {
+      System.setErr(err);
+    }
+    assertEquals("gmp4j: left com.acme.Lexer uninstrumented: "
+        + "io.gmp4j.agent.poll.FrameCheckException: frame check failed in com/acme/Lexer.f(I)I"
+        + " at bci 16: locals[1] is top, not assignable to int in the frame of the handler at"
+        + " bci 18" + System.lineSeparator(), buf.toString(StandardCharsets.UTF_8));
+  }
 }

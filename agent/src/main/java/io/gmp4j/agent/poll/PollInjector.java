@@ -1,7 +1,9 @@
 package io.gmp4j.agent.poll;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Pattern;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
@@ -68,6 +70,10 @@ import net.bytebuddy.jar.asm.Opcodes;
  * own labels (all derived from the frame at the loop head) and a countdown block copies the frame
  * of its target, so no type is ever merged.
  *
+ * <p>Before a rewritten class is returned, {@link FrameCheck} checks the frames of every method
+ * the emitter changed against what the rewritten code computes ('Frame check'); on a mismatch
+ * {@link #transform} throws {@link FrameCheckException} and the class loads unchanged.
+ *
  * <p>Thread-safety: an instance is immutable apart from per-thread {@link #lastStats()}; {@link
  * #transform} may run on many class-loading threads at once.
  */
@@ -100,6 +106,7 @@ public final class PollInjector {
   private final Pattern[] includes;
   private final Pattern[] excludes;
   private final boolean prologuePolls;
+  private final boolean frameCheck;
 
   /**
    * What one {@link #transform} call did to one class.
@@ -128,15 +135,26 @@ public final class PollInjector {
    * @param prologuePolls whether to poll at method entry as well (option {@code preempt.prologue})
    */
   public PollInjector(String includePatterns, String excludePatterns, boolean prologuePolls) {
+    this(includePatterns, excludePatterns, prologuePolls, true);
+  }
+
+  /**
+   * @param frameCheck whether {@link FrameCheck} checks each result; off only to measure what
+   *     the check costs ('Cost' in FrameCheck)
+   */
+  PollInjector(
+      String includePatterns, String excludePatterns, boolean prologuePolls, boolean frameCheck) {
     this.includes = globs(includePatterns);
     this.excludes = globs(excludePatterns);
     this.prologuePolls = prologuePolls;
+    this.frameCheck = frameCheck;
   }
 
   /**
    * Returns the instrumented class file, or null when the class is not selected or nothing changed.
-   * Throws on malformed input or an ASM failure; the caller catches and leaves the class alone. Any
-   * thread.
+   * Throws {@link FrameCheckException} when a rewritten method's frames do not match its code
+   * ('Frame check'), and anything on malformed input or an ASM failure; the caller catches and
+   * leaves the class alone. Any thread.
    *
    * @param loader the defining loader (null for the boot loader); not used to resolve anything, so
    *     a transform never loads a class
@@ -151,6 +169,7 @@ public final class PollInjector {
       return null;
     }
     List<MethodPlan> plans = new ArrayList<>();
+    List<String> methods = new ArrayList<>(); // name + descriptor, one per plan
     reader.accept(
         new ClassVisitor(Opcodes.ASM9) {
           @Override
@@ -158,6 +177,7 @@ public final class PollInjector {
               int access, String name, String desc, String sig, String[] exceptions) {
             MethodPlan plan = new MethodPlan(prologue(access, name));
             plans.add(plan);
+            methods.add(name + desc);
             return skipped(access, name) ? null : new LoopScanner(plan);
           }
         },
@@ -178,6 +198,15 @@ public final class PollInjector {
     ClassWriter writer = new ClassWriter(reader, 0);
     reader.accept(new PollEmitter(writer, plans), ClassReader.EXPAND_FRAMES);
     byte[] out = writer.toByteArray();
+    if (frameCheck) {
+      Set<String> rewritten = new HashSet<>();
+      for (int i = 0; i < plans.size(); i++) {
+        if (!plans.get(i).isEmpty()) {
+          rewritten.add(methods.get(i));
+        }
+      }
+      FrameCheck.check(out, rewritten); // throws: the class stays as it was
+    }
     LAST_STATS.set(stats);
     return out;
   }
