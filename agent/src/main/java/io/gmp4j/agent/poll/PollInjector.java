@@ -83,8 +83,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  * left as it was and counted as {@code old version} ('Coverage'): the rest of its class gets
  * polls. Rejected: inlining the subroutines, as ASM's JSRInlinerAdapter does. It needs ASM's
  * tree API, which Byte Buddy's repackaged ASM lacks, and it can double a method's size per level
- * of nested {@code finally}; javac 1.4 code is rare even among old class files (javac 5 emits no
- * JSR at target 1.5), and a hog in it is still caught by the hog hand-off.
+ * of nested {@code finally}; subroutines are rare even among old class files (commons-math3
+ * 3.6.1, 1,301 classes compiled for Java 5, has none), and a hog in one is still caught by the
+ * hog hand-off.
  *
  * <h2>Too large</h2>
  *
