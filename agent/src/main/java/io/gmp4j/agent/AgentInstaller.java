@@ -3,6 +3,7 @@ package io.gmp4j.agent;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.none;
 
+import io.gmp4j.agent.poll.Coverage;
 import java.lang.instrument.Instrumentation;
 import java.lang.reflect.InvocationTargetException;
 import java.net.URL;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongSupplier;
 import java.util.jar.JarFile;
 import net.bytebuddy.ByteBuddy;
 import net.bytebuddy.agent.builder.AgentBuilder;
@@ -68,8 +70,10 @@ import net.bytebuddy.pool.TypePool;
  *       by retransformation: both are already loaded. A VirtualThread that cannot be advised
  *       means no thread ever reaches gmp4j, so that is reported as "not installed".
  *   <li>Unless {@code asyncpreemptoff=1}, register the {@link PreemptPollTransformer} for classes
- *       loaded from now on. Failing here is not fatal: gmp4j then runs without preemption, as
- *       with asyncpreemptoff=1, and says so.
+ *       loaded from now on, hand its class counts ('Coverage' in {@code
+ *       io.gmp4j.agent.poll.Coverage}) to the runtime's metrics, and with {@code
+ *       preempt.report=1} add a shutdown hook that prints them as one line. Failing here is not
+ *       fatal: gmp4j then runs without preemption, as with asyncpreemptoff=1, and says so.
  *   <li>Register the {@code io.gmp4j:type=Scheduler} MXBean, and start the HTTP endpoint if
  *       {@code exporter.port} is set ({@link io.gmp4j.agent.exporter.Endpoint}). Never fatal:
  *       a failure is one line, and gmp4j and the app run on without the endpoint.
@@ -156,7 +160,7 @@ final class AgentInstaller {
       installed = true;
       step = "start the loop-poll injector";
       if (!options.flag("asyncpreemptoff")) { // step 9
-        installPolls(inst, options);
+        installPolls(inst, options, hooks);
       }
       startExporter(); // step 10
     } catch (Throwable thrown) {
@@ -294,12 +298,27 @@ final class AgentInstaller {
   }
 
   /** Step 9. Throws when the injector exists but cannot start; the caller reports it. */
-  private static void installPolls(Instrumentation inst, AgentOptions options) throws Exception {
+  private static void installPolls(Instrumentation inst, AgentOptions options, Class<?> hooks)
+      throws Exception {
     PreemptPollTransformer.Injector injector = PollInjectors.create(
         options.get("preempt.include"), options.get("preempt.exclude"),
         options.flag("preempt.prologue"));
-    if (injector != null) {
-      inst.addTransformer(new PreemptPollTransformer(injector), false);
+    if (injector == null) {
+      return;
     }
+    Coverage coverage = Coverage.global();
+    hooks.getMethod("instrumentationCounts", LongSupplier.class, LongSupplier.class)
+        .invoke(null, (LongSupplier) coverage::instrumented, (LongSupplier) coverage::skipped);
+    if (options.flag("preempt.report")) {
+      // A platform thread: at exit the scheduler may already be stopping.
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        try {
+          Stderr.line(coverage.summaryLine());
+        } catch (Throwable ignored) {
+          // stderr closed at exit: nothing left to tell
+        }
+      }, "gmp4j-preempt-report"));
+    }
+    inst.addTransformer(new PreemptPollTransformer(injector), false);
   }
 }

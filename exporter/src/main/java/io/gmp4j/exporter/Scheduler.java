@@ -130,6 +130,16 @@ final class Scheduler implements SchedulerMXBean {
   }
 
   @Override
+  public long getInstrumentationClassesInstrumented() {
+    return get("/sched/instrumentation/classes/instrumented:classes");
+  }
+
+  @Override
+  public long getInstrumentationClassesSkipped() {
+    return get("/sched/instrumentation/classes/skipped:classes");
+  }
+
+  @Override
   public long getProcsIdle() {
     return get("/sched/procs/idle:procs");
   }

@@ -73,6 +73,12 @@ public interface SchedulerMXBean {
   /** {@code /sched/threads/spinning:threads}. */
   long getThreadsSpinning();
 
+  /** {@code /sched/instrumentation/classes/instrumented:classes}. */
+  long getInstrumentationClassesInstrumented();
+
+  /** {@code /sched/instrumentation/classes/skipped:classes}. */
+  long getInstrumentationClassesSkipped();
+
   /** {@code /sched/procs/idle:procs}. */
   long getProcsIdle();
 

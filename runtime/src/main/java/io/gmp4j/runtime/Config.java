@@ -38,6 +38,8 @@ public final class Config {
     KEYS.put("preempt.include", "class-name globs separated by ; or |, e.g. com.acme.*");
     KEYS.put("preempt.exclude", "class-name globs separated by ; or |, e.g. com.acme.gen.*");
     KEYS.put("preempt.prologue", "0 or 1");
+    KEYS.put("preempt.report", "0 or 1: print one line at exit with the classes that got polls"
+        + " and those left alone");
     KEYS.put("maxthreads", "a positive integer: the limit on gmp4j's threads (Go's SetMaxThreads)");
     KEYS.put("maxthreads.exceeded", "fatal (Go: print and exit 2) or queue (start no thread)");
     KEYS.put("idlethreadtimeout", "a duration such as 30s: how long an idle thread waits before"
@@ -97,7 +99,7 @@ public final class Config {
             throw new NumberFormatException();
           }
         }
-        case "scheddetail", "asyncpreemptoff", "preempt.prologue" -> {
+        case "scheddetail", "asyncpreemptoff", "preempt.prologue", "preempt.report" -> {
           if (!v.equals("0") && !v.equals("1")) {
             throw new NumberFormatException();
           }

@@ -124,6 +124,16 @@ public final class Hooks {
     return LockOSThread.lockCount();
   }
 
+  /**
+   * Hands the agent's class counters to the metrics: {@code
+   * /sched/instrumentation/classes/instrumented:classes} and {@code .../skipped:classes} read
+   * them from now on. Called once by the agent's premain when it installs the poll injector.
+   */
+  public static void instrumentationCounts(
+      java.util.function.LongSupplier instrumented, java.util.function.LongSupplier skipped) {
+    SchedMetrics.instrumentation = new java.util.function.LongSupplier[] {instrumented, skipped};
+  }
+
   /** Starts the scheduler and sysmon. Throws with gmp4j's message if it cannot run here. */
   public static void start() {
     Sched.get();

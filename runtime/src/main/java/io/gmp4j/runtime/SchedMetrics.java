@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 
 /**
  * Go's {@code /sched/*} metrics (runtime/metrics description.go), computed as metrics.go's
@@ -82,7 +83,21 @@ final class SchedMetrics {
       extra("/sched/threads/idle:threads", Kind.GAUGE,
           "Count of threads parked on the idle list."),
       extra("/sched/threads/spinning:threads", Kind.GAUGE,
-          "Count of threads holding a P and looking for work to steal."));
+          "Count of threads holding a P and looking for work to steal."),
+      extra("/sched/instrumentation/classes/instrumented:classes", Kind.COUNTER, "Count of"
+          + " classes the agent gave preemption polls since program start."),
+      extra("/sched/instrumentation/classes/skipped:classes", Kind.COUNTER, "Count of classes"
+          + " the agent was handed and left without polls since program start: excluded, no"
+          + " loops, old version, too large, failed (see the agent's /debug/instrumentation)."));
+
+  /**
+   * The agent's class counts, {instrumented, skipped}, or null before the agent registers them
+   * (Hooks.instrumentationCounts). The runtime is on the boot class path and cannot see the
+   * agent's classes, so the agent hands over its counters once rather than pushing an increment
+   * per class load. Written once by the agent's premain thread, read by any metrics reader
+   * (volatile: a reader sees both suppliers or none).
+   */
+  static volatile LongSupplier[] instrumentation;
 
   private static MetricDescription go(String name, Kind kind, String description) {
     return new MetricDescription(name, description, kind, true);
@@ -155,6 +170,11 @@ final class SchedMetrics {
     m.put("/sched/procs/idle:procs", (long) s.npidle);
     m.put("/sched/threads/idle:threads", (long) s.nmidle);
     m.put("/sched/threads/spinning:threads", (long) s.nmspinning.get());
+    LongSupplier[] counts = instrumentation;
+    m.put("/sched/instrumentation/classes/instrumented:classes",
+        counts == null ? 0L : counts[0].getAsLong());
+    m.put("/sched/instrumentation/classes/skipped:classes",
+        counts == null ? 0L : counts[1].getAsLong());
     return Collections.unmodifiableMap(m);
   }
 }

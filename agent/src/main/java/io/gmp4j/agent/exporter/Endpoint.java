@@ -3,6 +3,7 @@ package io.gmp4j.agent.exporter;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.gmp4j.Gmp;
+import io.gmp4j.agent.poll.Coverage;
 import io.gmp4j.exporter.GmpMetrics;
 import io.gmp4j.exporter.SchedText;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -28,6 +29,7 @@ import java.util.concurrent.atomic.AtomicReference;
  *   /sched                  Go's /sched names, one "name value" line each (SchedText.metrics)
  *   /debug/schedtrace       Go's schedtrace line; ?detail=1 adds scheddetail's P, M and G lines
  *   /debug/goroutines       Go's pprof/goroutine?debug=1 (grouped by stack); ?debug=2 each G
+ *   /debug/instrumentation  classes with preemption polls and left alone, per loader and package
  * </pre>
  *
  * <h3>Class loaders</h3>
@@ -69,6 +71,7 @@ public final class Endpoint {
         /sched                        Go runtime/metrics /sched names, one "name value" a line
         /debug/schedtrace             Go's schedtrace line (?detail=1: with scheddetail)
         /debug/goroutines             goroutines grouped by stack (?debug=2: each goroutine)
+        /debug/instrumentation        classes given preemption polls, and left alone with why
       """;
 
   private static final AtomicReference<Endpoint> RUNNING = new AtomicReference<>();
@@ -184,6 +187,7 @@ public final class Endpoint {
             param(query, "debug", "1").equals("2")
                 ? SchedText.goroutines(Gmp.goroutines())
                 : SchedText.goroutinesGrouped(Gmp.goroutines()), head);
+        case "/debug/instrumentation" -> send(ex, 200, TEXT, Coverage.global().table(), head);
         default -> send(ex, 404, TEXT, "not found: " + path + "\n\n" + INDEX, head);
       }
     } catch (RuntimeException | Error e) {

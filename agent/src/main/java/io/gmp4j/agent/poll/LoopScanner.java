@@ -32,7 +32,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       IF_ICMPLE|IF_ICMPLT exit} ({@code i > limit}, {@code i >= limit}) or {@code ILOAD i;
  *       IFLE|IFLT exit} ({@code i > 0}, {@code i >= 0}).
  *   <li>The head has a stack-map frame with an empty stack; the rewrite derives its new frames from
- *       it.
+ *       it. A frameless method (class file older than Java 6) is exempt: it declares no frame, the
+ *       verifier infers the new local's type, and max_stack grows by the rewrite's whole peak
+ *       because the depth at the head is not known ('Old class files' in PollInjector).
  *   <li>The body has no invoke, allocation, monitor, switch, JSR/RET or backward branch. A loop
  *       that calls or allocates is not vectorized anyway, so a poll costs it nothing measurable
  *       (agent notes §3.3); one with an inner loop is polled by that loop, or is itself not
@@ -127,6 +129,9 @@ final class LoopScanner extends MethodVisitor {
   /** Backward jumps and switches; unlike plan.pollBefore, strip mining does not clear it. */
   private final BitSet backward = new BitSet();
 
+  /** A JSR or RET was read: the method is left alone ('Old class files' in PollInjector). */
+  private boolean subroutines;
+
   LoopScanner(MethodPlan plan) {
     super(Opcodes.ASM9);
     this.plan = plan;
@@ -173,6 +178,7 @@ final class LoopScanner extends MethodVisitor {
 
   @Override
   public void visitVarInsn(int opcode, int varIndex) {
+    subroutines |= opcode == Opcodes.RET;
     int k = add(opcode); // not vars[add(..)]: Java reads vars before add() may grow it
     vars[k] = varIndex;
   }
@@ -200,6 +206,7 @@ final class LoopScanner extends MethodVisitor {
 
   @Override
   public void visitJumpInsn(int opcode, Label label) {
+    subroutines |= opcode == Opcodes.JSR;
     int k = add(opcode);
     targets[k] = label;
     if (labelPos.containsKey(label) && opcode != Opcodes.JSR) { // visited: offset <= this one
@@ -255,6 +262,12 @@ final class LoopScanner extends MethodVisitor {
   @Override
   public void visitEnd() {
     plan.instructions = n;
+    if (subroutines) {
+      if (!backward.isEmpty() || plan.prologue) {
+        plan.leftAlone = Coverage.Reason.OLD_VERSION;
+      }
+      return;
+    }
     for (int k = backward.nextSetBit(0); k >= 0; k = backward.nextSetBit(k + 1)) {
       StripLoop loop = ops[k] == Opcodes.GOTO ? match(k) : null;
       if (loop != null) {
@@ -301,9 +314,9 @@ final class LoopScanner extends MethodVisitor {
         || !testMatches(ops[test], kind, incr[step])) {
       return null;
     }
-    // Rule 2: the head's frame.
+    // Rule 2: the head's frame; a frameless method has none to extend, nor needs one.
     Integer headStack = frameStack.get(cond);
-    if (headStack == null || headStack != 0) {
+    if (!plan.frameless && (headStack == null || headStack != 0)) {
       return null;
     }
     // Rules 3 and 4: the body.
@@ -352,7 +365,7 @@ final class LoopScanner extends MethodVisitor {
    * Rule of 'Countdown polls': decides whether the polled back-edge {@code k} counts down instead
    * of polling on every pass, and in which form. Each of its backward targets must have a
    * stack-map frame (the countdown branches there, and a conditional back-edge or switch case is
-   * redirected through a block that reuses that frame), and its loop (from its earliest backward
+   * redirected through a block that reuses that frame; a frameless method needs none), and its loop (from its earliest backward
    * target to {@code k}) must touch memory or call ({@link #touchesMemory}), or the countdown buys
    * nothing. A loop that contains a strip-mined loop is heavy: each of its passes may run up to a
    * strip of iterations without a poll, so a pass counts {@code OUTER_WEIGHT} back-edges. A loop
@@ -370,7 +383,7 @@ final class LoopScanner extends MethodVisitor {
       if (pos > k) {
         continue; // forward switch case
       }
-      if (!frameStack.containsKey(pos)) {
+      if (!plan.frameless && !frameStack.containsKey(pos)) {
         return;
       }
       lo = Math.min(lo, pos);

@@ -15,8 +15,28 @@ import net.bytebuddy.jar.asm.Opcodes;
  * <p>Written by one LoopScanner, then only read by one PollEmitter on the same thread.
  */
 final class MethodPlan {
+  /** The method's name and descriptor, to find its plan again ('Too large' in PollInjector). */
+  final String name;
+
+  final String descriptor;
+
   /** A poll at method entry ('Poll placement' rule 3). */
   final boolean prologue;
+
+  /**
+   * The class file has no stack-map frames (major version below 50): the JVM verifies it by type
+   * inference, so the emitter declares no frame and the scanner needs none ('Old class files' in
+   * PollInjector).
+   */
+  final boolean frameless;
+
+  /**
+   * Why the method is copied as it was although it has loops, or null: {@link
+   * Coverage.Reason#OLD_VERSION} for a method with JSR/RET subroutines, {@link
+   * Coverage.Reason#TOO_LARGE} for one whose code would pass 64 KB with its polls. Set by the
+   * scanner or by PollInjector between the passes.
+   */
+  Coverage.Reason leftAlone;
 
   /** Instructions (backward jumps and switches) that get a poll right before them. */
   final BitSet pollBefore = new BitSet();
@@ -58,8 +78,11 @@ final class MethodPlan {
   /** Instructions pass 1 counted; pass 2 checks it saw as many. */
   int instructions;
 
-  MethodPlan(boolean prologue) {
+  MethodPlan(String name, String descriptor, boolean prologue, boolean frameless) {
+    this.name = name;
+    this.descriptor = descriptor;
     this.prologue = prologue;
+    this.frameless = frameless;
   }
 
   int backEdgePolls() {
@@ -79,8 +102,14 @@ final class MethodPlan {
     return maxLocals + (usesBudget() ? 1 : 0);
   }
 
+  /** True if the emitter copies the method as it was. */
   boolean isEmpty() {
-    return !prologue && pollBefore.isEmpty() && stripLoops.isEmpty();
+    return leftAlone != null || !hasWork();
+  }
+
+  /** True if the scanner found something to do, whether or not it is done. */
+  boolean hasWork() {
+    return prologue || !pollBefore.isEmpty() || !stripLoops.isEmpty();
   }
 
   /** {@link StripLoop#limitKind}: the limit is an int local. */

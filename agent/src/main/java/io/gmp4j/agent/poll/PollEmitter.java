@@ -192,10 +192,7 @@ final class PollEmitter extends ClassVisitor {
      */
     private void countdown(Countdown c, Object[] skipLocals) {
       Label target = c.target();
-      Object[][] frame = frames.get(labelIndex.get(target));
-      if (frame == null) {
-        throw new IllegalStateException("countdown: no frame at the back-edge's target");
-      }
+      Object[][] frame = frameAt(target);
       boolean own = c.own();
       Label skip = own ? target : new Label();
       super.visitIincInsn(budgetSlot, c.heavy() ? -OUTER_WEIGHT : -1);
@@ -205,11 +202,43 @@ final class PollEmitter extends ClassVisitor {
       super.visitVarInsn(Opcodes.ISTORE, budgetSlot);
       poll();
       if (!own) {
-        Object[] locals = skipLocals == null ? frame[0] : extend(skipLocals, false);
         super.visitLabel(skip);
-        super.visitFrame(Opcodes.F_NEW, locals.length, locals, frame[1].length, frame[1]);
+        if (frame != null) { // frameless (version < 50): nothing to declare
+          Object[] locals = skipLocals == null ? frame[0] : extend(skipLocals, false);
+          super.visitFrame(Opcodes.F_NEW, locals.length, locals, frame[1].length, frame[1]);
+        }
       }
       super.visitJumpInsn(Opcodes.GOTO, target);
+    }
+
+    /**
+     * The frame emitted at {@code target}, or null in a frameless method, which declares none
+     * ('Old class files' in PollInjector).
+     */
+    private Object[][] frameAt(Label target) {
+      if (plan.frameless) {
+        return null;
+      }
+      Object[][] frame = frames.get(labelIndex.get(target));
+      if (frame == null) {
+        throw new IllegalStateException("frameAt: no frame at a countdown's target");
+      }
+      return frame;
+    }
+
+    /** Declares {@code frame} ({locals, stack}) here; nothing for a frameless method. */
+    private void declare(Object[][] frame) {
+      if (frame != null) {
+        super.visitFrame(Opcodes.F_NEW, frame[0].length, frame[0], frame[1].length, frame[1]);
+      }
+    }
+
+    /** Declares the loop head's locals, extended by strip if {@code strip}; frameless: nothing. */
+    private void declareHead(boolean strip) {
+      if (!plan.frameless) {
+        Object[] locals = extend(headLocals, strip);
+        super.visitFrame(Opcodes.F_NEW, locals.length, locals, 0, NO_STACK);
+      }
     }
 
     /** How back-edge {@code k} to {@code target} counts down. */
@@ -247,6 +276,9 @@ final class PollEmitter extends ClassVisitor {
 
     @Override
     public void visitFrame(int type, int nLocal, Object[] local, int nStack, Object[] stack) {
+      if (plan.frameless) {
+        return; // a stray StackMap(Table) below version 50 is ignored by the JVM; we drop it
+      }
       if (type != Opcodes.F_NEW) {
         throw new IllegalStateException("visitFrame: frames not expanded: " + type);
       }
@@ -346,15 +378,14 @@ final class PollEmitter extends ClassVisitor {
 
     /** Emits the strip bound, the inner header and its test's first half (see class doc). */
     private void head() {
-      if (headLocals == null) {
+      if (headLocals == null && !plan.frameless) {
         throw new IllegalStateException("head: no frame at the loop head");
       }
       inner = new Label();
       outer = new Label();
       computeStrip();
       super.visitLabel(inner);
-      Object[] locals = extend(headLocals, true);
-      super.visitFrame(Opcodes.F_NEW, locals.length, locals, 0, NO_STACK);
+      declareHead(true);
       super.visitVarInsn(Opcodes.ILOAD, loop.index());
       super.visitVarInsn(Opcodes.ILOAD, stripSlot);
     }
@@ -363,8 +394,7 @@ final class PollEmitter extends ClassVisitor {
     private void tail(Label head) {
       super.visitJumpInsn(Opcodes.GOTO, inner);
       super.visitLabel(outer);
-      Object[] locals = extend(headLocals, false);
-      super.visitFrame(Opcodes.F_NEW, locals.length, locals, 0, NO_STACK);
+      declareHead(false);
       super.visitVarInsn(Opcodes.ILOAD, loop.index());
       loadLimit();
       super.visitJumpInsn(loop.cmpOp(), exit);
@@ -497,19 +527,16 @@ final class PollEmitter extends ClassVisitor {
       }
       // The trampolines follow the method's last instruction, which cannot fall through.
       for (Map.Entry<Countdown, Label> e : trampolines.entrySet()) {
-        Label target = e.getKey().target();
-        Object[][] frame = frames.get(labelIndex.get(target));
-        if (frame == null) {
-          throw new IllegalStateException("visitMaxs: no frame at a countdown target");
-        }
         super.visitLabel(e.getValue());
-        super.visitFrame(Opcodes.F_NEW, frame[0].length, frame[0], frame[1].length, frame[1]);
+        declare(frameAt(e.getKey().target()));
         countdown(e.getKey(), null); // outside every try range: the target's frame will do
       }
       int stack = maxStack + (plan.usesBudget() ? 1 : 0); // ILOAD budget on the back-edge's stack
       int locals = maxLocals + (plan.usesBudget() ? 1 : 0);
       if (!plan.stripLoops.isEmpty()) {
-        stack = Math.max(stack, 4);
+        // The strip bound peaks at two longs. Its head has an empty stack where frames say so;
+        // in a frameless method the depth there is unknown, at most the old max_stack.
+        stack = Math.max(stack, plan.frameless ? maxStack + 4 : 4);
         locals = Math.max(locals, stripSlot + 1);
       }
       super.visitMaxs(stack, locals);

@@ -8,6 +8,7 @@ import java.util.regex.Pattern;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.MethodTooLargeException;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 
@@ -70,6 +71,34 @@ import net.bytebuddy.jar.asm.Opcodes;
  * own labels (all derived from the frame at the loop head) and a countdown block copies the frame
  * of its target, so no type is ever merged.
  *
+ * <h2>Old class files</h2>
+ *
+ * Class files below major version 50 (Java 5 and older: all of commons-math3 and
+ * commons-collections 3, a tenth of the classes of 13 popular jars measured) get polls like any
+ * other. They carry no StackMapTable: the JVM verifies them by type inference, whose merge of two
+ * types is the real common superclass. So the rewrite declares no frame there (the countdown's
+ * blocks, the strip-mined loop's inner and outer headers), the scanner needs none ({@link
+ * MethodPlan#frameless}), and the new int locals type themselves. Because no frame gives the
+ * stack depth at a strip-mined loop's head, its max_stack grows by the bound's whole peak (4)
+ * over the old max_stack rather than to 4. Version 50 keeps its frames and takes the framed path.
+ * A method with JSR/RET subroutines (javac 1.4 and older compiled {@code finally} that way) is
+ * left as it was and counted as {@code old version} ('Coverage'): the rest of its class gets
+ * polls. Rejected: inlining the subroutines, as ASM's JSRInlinerAdapter does. It needs ASM's
+ * tree API, which Byte Buddy's repackaged ASM lacks, and it can double a method's size per level
+ * of nested {@code finally}; subroutines are rare even among old class files (commons-math3
+ * 3.6.1, 1,301 classes compiled for Java 5, has none), and a hog in one is still caught by the
+ * hog hand-off.
+ *
+ * <h2>Too large</h2>
+ *
+ * A method whose code would pass the JVM's 65535-byte limit with its polls and strips is left as
+ * it was: the writer throws MethodTooLargeException for the class, so the method's plan is marked
+ * and the class emitted again without it, and the method is counted ({@code too large} in
+ * 'Coverage'). Each retry drops one method, so a class is emitted at most once per method.
+ *
+ * <p>Every class handed to {@link #transform} is recorded in {@link Coverage} once: instrumented,
+ * or left alone with its reason.
+ *
  * <p>Before a rewritten class is returned, {@link FrameCheck} checks the frames of every method
  * the emitter changed against what the rewritten code computes ('Frame check'); on a mismatch
  * {@link #transform} throws {@link FrameCheckException} and the class loads unchanged.
@@ -93,19 +122,12 @@ public final class PollInjector {
     "java/", "javax/", "jdk/", "sun/", "com/sun/", "io/gmp4j/", "net/bytebuddy/",
   };
 
-  /**
-   * Major version of Java 6. Older class files are refused: they have no stack-map frames, which
-   * strip mining extends, and javac up to 5 compiled {@code finally} into JSR/RET subroutines that
-   * the scanner does not model. Such classes stay unpreemptible rather than get a second code path
-   * for a vanishing population.
-   */
-  private static final int MIN_MAJOR_VERSION = Opcodes.V1_6;
-
   private static final ThreadLocal<Stats> LAST_STATS = new ThreadLocal<>();
 
   private final Pattern[] includes;
   private final Pattern[] excludes;
   private final boolean prologuePolls;
+  private final Coverage coverage;
   private final boolean frameCheck;
 
   /**
@@ -135,18 +157,34 @@ public final class PollInjector {
    * @param prologuePolls whether to poll at method entry as well (option {@code preempt.prologue})
    */
   public PollInjector(String includePatterns, String excludePatterns, boolean prologuePolls) {
-    this(includePatterns, excludePatterns, prologuePolls, true);
+    this(includePatterns, excludePatterns, prologuePolls, Coverage.global(), true);
+  }
+
+  /** As above, recording into {@code coverage} rather than the agent's. */
+  PollInjector(
+      String includePatterns, String excludePatterns, boolean prologuePolls, Coverage coverage) {
+    this(includePatterns, excludePatterns, prologuePolls, coverage, true);
   }
 
   /**
-   * @param frameCheck whether {@link FrameCheck} checks each result; off only to measure what
-   *     the check costs ('Cost' in FrameCheck)
+   * As above, with the frame check off: only to measure what the check costs ('Cost' in
+   * FrameCheck).
    */
   PollInjector(
       String includePatterns, String excludePatterns, boolean prologuePolls, boolean frameCheck) {
+    this(includePatterns, excludePatterns, prologuePolls, Coverage.global(), frameCheck);
+  }
+
+  private PollInjector(
+      String includePatterns,
+      String excludePatterns,
+      boolean prologuePolls,
+      Coverage coverage,
+      boolean frameCheck) {
     this.includes = globs(includePatterns);
     this.excludes = globs(excludePatterns);
     this.prologuePolls = prologuePolls;
+    this.coverage = coverage;
     this.frameCheck = frameCheck;
   }
 
@@ -161,54 +199,113 @@ public final class PollInjector {
    */
   public byte[] transform(ClassLoader loader, String internalClassName, byte[] classfile) {
     LAST_STATS.set(Stats.NONE);
-    if (internalClassName == null || classfile == null || !selects(internalClassName)) {
+    if (internalClassName == null || classfile == null || refused(internalClassName)) {
       return null;
     }
+    if (!selects(internalClassName)) {
+      coverage.skipped(loader, internalClassName, Coverage.Reason.EXCLUDED);
+      return null;
+    }
+    try {
+      return instrument(loader, internalClassName, classfile);
+    } catch (Throwable t) {
+      coverage.failed(loader, internalClassName, t); // 'Coverage': failed or frame check failed
+      throw t;
+    }
+  }
+
+  /** {@link #transform} of a selected class; records its outcome unless it throws. */
+  private byte[] instrument(ClassLoader loader, String internalClassName, byte[] classfile) {
     ClassReader reader = new ClassReader(classfile);
-    if (reader.readUnsignedShort(6) < MIN_MAJOR_VERSION) { // major_version follows magic, minor
-      return null;
-    }
+    // major_version follows magic and minor_version; see 'Old class files'
+    boolean frameless = reader.readUnsignedShort(6) < Opcodes.V1_6;
     List<MethodPlan> plans = new ArrayList<>();
-    List<String> methods = new ArrayList<>(); // name + descriptor, one per plan
     reader.accept(
         new ClassVisitor(Opcodes.ASM9) {
           @Override
           public MethodVisitor visitMethod(
               int access, String name, String desc, String sig, String[] exceptions) {
-            MethodPlan plan = new MethodPlan(prologue(access, name));
+            MethodPlan plan = new MethodPlan(name, desc, prologue(access, name), frameless);
             plans.add(plan);
-            methods.add(name + desc);
             return skipped(access, name) ? null : new LoopScanner(plan);
           }
         },
         ClassReader.SKIP_DEBUG | ClassReader.EXPAND_FRAMES);
-    int backEdge = 0, strips = 0, prologue = 0, countdown = 0;
-    for (MethodPlan p : plans) {
-      backEdge += p.backEdgePolls();
-      countdown += p.countdown.cardinality();
-      strips += p.stripLoops.size();
-      prologue += p.prologue ? 1 : 0;
+    byte[] out = null;
+    if (!stats(plans).isEmpty()) {
+      out = emit(reader, plans);
     }
-    Stats stats = new Stats(backEdge, strips, prologue, countdown);
+    Stats stats = stats(plans); // without the methods emit left alone
+    Coverage.Reason why = null;
+    for (MethodPlan p : plans) {
+      if (p.leftAlone != null) {
+        coverage.method(internalClassName, p.name, p.descriptor, p.leftAlone);
+        why = why == null || p.leftAlone == Coverage.Reason.TOO_LARGE ? p.leftAlone : why;
+      }
+    }
     if (stats.isEmpty()) {
+      coverage.skipped(loader, internalClassName, why == null ? Coverage.Reason.NO_LOOPS : why);
       return null;
     }
-    // Passing the reader lets the writer copy the constant pool and every method we leave alone
-    // verbatim. No COMPUTE_* flag: see 'Rejected' above; max stack and locals come from the plan.
-    ClassWriter writer = new ClassWriter(reader, 0);
-    reader.accept(new PollEmitter(writer, plans), ClassReader.EXPAND_FRAMES);
-    byte[] out = writer.toByteArray();
     if (frameCheck) {
       Set<String> rewritten = new HashSet<>();
-      for (int i = 0; i < plans.size(); i++) {
-        if (!plans.get(i).isEmpty()) {
-          rewritten.add(methods.get(i));
+      for (MethodPlan p : plans) {
+        if (!p.isEmpty() && p.leftAlone == null) {
+          rewritten.add(p.name + p.descriptor);
         }
       }
       FrameCheck.check(out, rewritten); // throws: the class stays as it was
     }
+    coverage.instrumented(loader, internalClassName);
     LAST_STATS.set(stats);
     return out;
+  }
+
+  /** The polls the plans place, leaving out the methods left alone. */
+  private static Stats stats(List<MethodPlan> plans) {
+    int backEdge = 0, strips = 0, prologue = 0, countdown = 0;
+    for (MethodPlan p : plans) {
+      if (p.leftAlone == null) {
+        backEdge += p.backEdgePolls();
+        countdown += p.countdown.cardinality();
+        strips += p.stripLoops.size();
+        prologue += p.prologue ? 1 : 0;
+      }
+    }
+    return new Stats(backEdge, strips, prologue, countdown);
+  }
+
+  /**
+   * Pass 2. A method that the writer finds past 64 KB is left alone and the class emitted again
+   * ('Too large'); at most once per method, so this ends.
+   */
+  private static byte[] emit(ClassReader reader, List<MethodPlan> plans) {
+    while (true) {
+      // Passing the reader lets the writer copy the constant pool and every method we leave
+      // alone verbatim. No COMPUTE_* flag: see 'Rejected' above; max stack and locals come from
+      // the plan.
+      ClassWriter writer = new ClassWriter(reader, 0);
+      reader.accept(new PollEmitter(writer, plans), ClassReader.EXPAND_FRAMES);
+      try {
+        return writer.toByteArray();
+      } catch (MethodTooLargeException e) {
+        MethodPlan big = null;
+        for (MethodPlan p : plans) {
+          if (!p.isEmpty()
+              && p.name.equals(e.getMethodName())
+              && p.descriptor.equals(e.getDescriptor())) {
+            big = p;
+          }
+        }
+        if (big == null) {
+          throw e; // a method we did not touch: the class was too large as read
+        }
+        big.leftAlone = Coverage.Reason.TOO_LARGE;
+        if (stats(plans).isEmpty()) {
+          return null;
+        }
+      }
+    }
   }
 
   /**
@@ -220,12 +317,20 @@ public final class PollInjector {
     return s == null ? Stats.NONE : s;
   }
 
-  /** True if the class is neither refused nor excluded, and included. */
-  boolean selects(String internalClassName) {
+  /** True for the built-in refusals: never instrumented, and not counted. */
+  private static boolean refused(String internalClassName) {
     for (String prefix : REFUSED_PREFIXES) {
       if (internalClassName.startsWith(prefix)) {
-        return false;
+        return true;
       }
+    }
+    return false;
+  }
+
+  /** True if the class is neither refused nor excluded, and included. */
+  boolean selects(String internalClassName) {
+    if (refused(internalClassName)) {
+      return false;
     }
     String dotted = internalClassName.replace('/', '.');
     if (matchesAny(excludes, dotted)) {

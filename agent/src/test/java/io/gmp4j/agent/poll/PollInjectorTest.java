@@ -867,13 +867,21 @@ class PollInjectorTest {
     }
   }
 
+  /** 'Old class files' in PollInjector; every version and shape is in OldClassFilesTest. */
   @Test
-  void classFilesOlderThanJava6AreLeftAlone() {
-    assertNull(
-        new PollInjector(null, null, true)
-            .transform(null, "app/SwitchLoops", switchLoops(Opcodes.V1_5)));
-    assertNotNull(
-        new PollInjector(null, null, false)
-            .transform(null, "app/SwitchLoops", switchLoops(Opcodes.V1_6)));
+  void switchLoopsOlderThanJava6CountDownWithoutFrames() throws Exception {
+    byte[] orig = switchLoops(Opcodes.V1_5);
+    PollInjector injector = new PollInjector(null, null, false);
+    byte[] t = injector.transform(null, "app/SwitchLoops", orig);
+    assertEquals(new Stats(2, 0, 0, 2), injector.lastStats());
+    for (String name : List.of("table", "lookup")) {
+      assertEveryCyclePolls(Disassembly.method(t, name));
+    }
+    ClassLoader before = new TestClasses.Loader(Map.of("app/SwitchLoops", orig));
+    ClassLoader after = new TestClasses.Loader(Map.of("app/SwitchLoops", t));
+    for (int n : new int[] {0, 1, 2, 5000}) {
+      assertSame("app.SwitchLoops", before, after, "table", n);
+      assertSame("app.SwitchLoops", before, after, "lookup", n);
+    }
   }
 }

@@ -1,0 +1,145 @@
+package io.gmp4j.agent.poll;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gmp4j.agent.poll.Disassembly.Method;
+import java.util.Map;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.Label;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+import org.junit.jupiter.api.Test;
+
+/** 'Coverage' and 'Too large' in PollInjector: every class is counted once, with its reason. */
+class CoverageTest {
+  /**
+   * {@code Big}: {@code big(n)} counts n down in a loop after {@code pad} NOPs, sized so that its
+   * per-pass poll (3 bytes) takes it past 65535 bytes of code; {@code small(n)} has the same
+   * loop without the padding.
+   */
+  static byte[] big(int version) {
+    ClassWriter w = new ClassWriter(version >= Opcodes.V1_6 ? ClassWriter.COMPUTE_FRAMES : 0);
+    w.visit(version, Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER, "app/Big", null, "java/lang/Object",
+        null);
+    countDown(w, "big", 65535 - 9 - 1); // 9 bytes of loop and return: 65534 as read
+    countDown(w, "small", 0);
+    w.visitEnd();
+    return w.toByteArray();
+  }
+
+  private static void countDown(ClassWriter w, String name, int pad) {
+    MethodVisitor mv = w.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, name, "(I)I", null,
+        null);
+    mv.visitCode();
+    for (int i = 0; i < pad; i++) {
+      mv.visitInsn(Opcodes.NOP);
+    }
+    Label loop = new Label();
+    mv.visitLabel(loop);
+    mv.visitIincInsn(0, -1); // 3 bytes
+    mv.visitVarInsn(Opcodes.ILOAD, 0); // 1
+    mv.visitJumpInsn(Opcodes.IFGT, loop); // 3: registers only, so a per-pass poll (3 bytes)
+    mv.visitVarInsn(Opcodes.ILOAD, 0); // 1
+    mv.visitInsn(Opcodes.IRETURN); // 1
+    mv.visitMaxs(1, 1);
+    mv.visitEnd();
+  }
+
+  @Test
+  void methodPast64KbStaysAsItWasAndTheRestPolls() throws Exception {
+    for (int version : new int[] {Opcodes.V1_4, Opcodes.V1_8, Opcodes.V25}) {
+      byte[] orig = big(version);
+      Coverage coverage = new Coverage();
+      PollInjector injector = new PollInjector(null, null, false, coverage);
+      byte[] t = injector.transform(null, "app/Big", orig);
+      assertNotNull(t);
+      assertEquals(1, injector.lastStats().backEdgePolls(), "only small polls");
+      Method big = Disassembly.method(t, "big");
+      assertEquals(0, big.polls());
+      assertEquals(Disassembly.method(orig, "big").insns().stream().map(i -> i.op()).toList(),
+          big.insns().stream().map(i -> i.op()).toList());
+      assertTrue(Disassembly.method(t, "small").everyCyclePolls());
+      assertEquals(1, coverage.instrumented());
+      assertTrue(coverage.table().contains("too large: app.Big.big(I)I"), coverage.table());
+      Class<?> c = Class.forName("app.Big", true, new TestClasses.Loader(Map.of("app/Big", t)));
+      assertEquals(0, c.getMethod("big", int.class).invoke(null, 5000));
+      assertEquals(0, c.getMethod("small", int.class).invoke(null, 5000));
+    }
+  }
+
+  @Test
+  void classWhoseOnlyLoopIsTooLargeIsCountedTooLarge() {
+    ClassWriter w = new ClassWriter(ClassWriter.COMPUTE_FRAMES);
+    w.visit(Opcodes.V17, Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER, "app/Big", null,
+        "java/lang/Object", null);
+    countDown(w, "big", 65535 - 9 - 1);
+    w.visitEnd();
+    Coverage coverage = new Coverage();
+    assertNull(new PollInjector(null, null, false, coverage)
+        .transform(null, "app/Big", w.toByteArray()));
+    assertEquals(1, coverage.skipped(Coverage.Reason.TOO_LARGE));
+    assertEquals(0, coverage.instrumented());
+  }
+
+  @Test
+  void everyClassIsCountedOnceWithItsReasonPerLoaderAndPackage() {
+    Map<String, byte[]> classes = TestClasses.compile(Map.of(
+        "com.acme.Loops", "package com.acme; public class Loops {"
+            + " public static int f(int n) { int s = 0; while (s < n) s += 3; return s; } }",
+        "com.acme.Flat", "package com.acme; public class Flat { public int g() { return 1; } }",
+        "com.acme.gen.Gen", "package com.acme.gen; public class Gen {"
+            + " public static int f(int n) { int s = 0; while (s < n) s += 3; return s; } }"));
+    Coverage coverage = new Coverage();
+    PollInjector injector = new PollInjector(null, "com.acme.gen.*", false, coverage);
+    ClassLoader a = new TestClasses.Loader(Map.of());
+    ClassLoader b = new TestClasses.Loader(Map.of());
+    for (ClassLoader l : new ClassLoader[] {a, b}) {
+      classes.forEach((name, bytes) -> injector.transform(l, name, bytes));
+    }
+    assertNull(injector.transform(a, "java/lang/Whatever", new byte[0])); // refused: not counted
+    assertThrows(RuntimeException.class,
+        () -> injector.transform(a, "com/acme/Bad", new byte[] {1, 2, 3}));
+
+    assertEquals(2, coverage.instrumented());
+    assertEquals(2, coverage.skipped(Coverage.Reason.NO_LOOPS));
+    assertEquals(2, coverage.skipped(Coverage.Reason.EXCLUDED));
+    assertEquals(1, coverage.skipped(Coverage.Reason.FAILED));
+    assertEquals(5, coverage.skipped());
+    assertEquals("gmp4j: preemption polls: 2 classes instrumented, 5 left alone"
+        + " (2 excluded, 2 no loops, 1 failed) in 2 loaders", coverage.summaryLine());
+    String table = coverage.table();
+    String la = Coverage.loaderName(a);
+    assertTrue(la.startsWith("poll-test@"), la);
+    // One row per (loader, package): instrumented, then one column per reason in enum order.
+    assertTrue(table.lines().anyMatch(line -> line.split(" +").length == 9
+        && String.join(" ", line.split(" +")).equals(la + " com.acme 1 0 1 0 0 1 0")), table);
+    assertTrue(table.lines().anyMatch(line -> String.join(" ", line.split(" +"))
+        .equals(Coverage.loaderName(b) + " com.acme.gen 0 1 0 0 0 0 0")), table);
+    assertTrue(table.contains("failed: com.acme.Bad (java.lang."), table);
+  }
+
+  @Test
+  void frameCheckFailuresAreToldApart() {
+    assertEquals(Coverage.Reason.FRAME_CHECK_FAILED,
+        Coverage.reasonOf(new FrameCheckException("app/X", "m(I)V", "bci 3", "bad")));
+    assertEquals(Coverage.Reason.FAILED, Coverage.reasonOf(new IllegalStateException()));
+    Coverage coverage = new Coverage();
+    coverage.failed(null, "app/X", new FrameCheckException("app/X", "m(I)V", "bci 3", "stack"));
+    assertEquals(1, coverage.skipped(Coverage.Reason.FRAME_CHECK_FAILED));
+    assertTrue(coverage.summaryLine().contains("(1 frame check failed)"), coverage.summaryLine());
+    assertTrue(coverage.table().contains("frame check failed: app.X ("), coverage.table());
+  }
+
+  @Test
+  void theListOfMethodsIsBounded() {
+    Coverage coverage = new Coverage();
+    for (int i = 0; i < Coverage.MAX_LISTED + 5; i++) {
+      coverage.method("app/C" + i, "m", "()V", Coverage.Reason.TOO_LARGE);
+    }
+    assertTrue(coverage.table().endsWith("  ... and 5 more\n"), coverage.table());
+  }
+}

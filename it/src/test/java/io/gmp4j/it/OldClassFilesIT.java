@@ -1,0 +1,99 @@
+package io.gmp4j.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import example.apps.MatrixHog;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * 'Old class files' and 'Coverage' in the agent's PollInjector, end to end under {@code
+ * -Xverify:all}: a hog inside commons-math3 3.6.1 (Java 5 class files, no stack-map frames) is
+ * time-sliced by its own polls at one P, and the agent tells what it instrumented in the exit
+ * line ({@code preempt.report=1}), on {@code /debug/instrumentation} and in the metrics.
+ */
+@Timeout(120)
+class OldClassFilesIT {
+  private static final Duration LIMIT = Duration.ofSeconds(90);
+
+  /**
+   * At one P, a 1 ms sleeper keeps coming back while a virtual thread multiplies 400x400
+   * matrices for 500 ms in Array2DRowRealMatrix.multiply, and no hand-off was needed: the
+   * library's loops polled. Before old class files got polls, the sleeper came back once per
+   * product at most (at the poll of the app's own loop between two products), and a product
+   * longer than {@code preempt.handoff} cost the hog its P with an "ignored preemption" line.
+   * That is 200 ms here rather than the default 20 ms: on a loaded machine the OS alone can
+   * keep the hog's thread off a core for 20 ms, and a product takes 2.5 s while interpreted.
+   */
+  @Test
+  void hogInAJava5LibraryIsPreemptedByItsPolls() throws Exception {
+    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1,preempt.handoff=200ms",
+        MatrixHog.class, LIMIT, "500");
+    assertEquals(0, r.exit(), r.toString());
+    long ticks = Long.parseLong(r.value("ticks"));
+    long hogMs = Long.parseLong(r.value("hog_ms"));
+    System.out.printf("OldClassFilesIT: %s products in %d ms at one P; the sleeper's 1 ms sleeps"
+        + " came back %d times meanwhile; honored=%s handoffs=%s%n", r.value("products"), hogMs,
+        ticks, r.value("honored"), r.value("handoffs"));
+    // The hog's own hand-off line would name its frame, in commons-math3. A line for another
+    // frame (the sleeper's park, say) is the OS keeping a thread off a core on a loaded machine:
+    // not what polls can cure, and not asserted on.
+    assertTrue(r.err().lines().noneMatch(l -> l.contains("ignored preemption")
+        && l.contains("(running org.apache.commons.math3.")), r.toString());
+    // One sleep comes back per 10 ms time slice, about 50 in 500 ms; without polls in the
+    // library at most one per product. The bounds allow for a machine loaded many times over.
+    long products = Long.parseLong(r.value("products"));
+    assertTrue(ticks >= 5 && ticks > 2 * products, r.toString());
+    assertTrue(Long.parseLong(r.value("honored")) >= 5, r.toString());
+  }
+
+  /** The exit line, the endpoint's table and the metric agree on what was instrumented. */
+  @Test
+  void coverageIsReportedAtExitOnTheEndpointAndInTheMetrics() throws Exception {
+    int port = freePort();
+    ChildJvm.Result r = ChildJvm.withAgent("preempt.report=1,exporter.port=" + port
+        + ",preempt.exclude=org.apache.commons.math3.util.*", MatrixHog.class, LIMIT, "1");
+    assertEquals(0, r.exit(), r.toString());
+    List<String> lines =
+        r.err().lines().filter(l -> l.startsWith("gmp4j: preemption polls: ")).toList();
+    assertEquals(1, lines.size(), r.toString());
+    Matcher line = Pattern.compile("gmp4j: preemption polls: (\\d+) classes instrumented, (\\d+)"
+        + " left alone \\(([^)]*)\\) in (\\d+) loaders?").matcher(lines.get(0));
+    assertTrue(line.matches(), lines.get(0));
+    long instrumented = Long.parseLong(line.group(1));
+    assertTrue(instrumented >= 5, lines.get(0)); // the app's classes and commons-math3's
+    assertTrue(line.group(3).contains("excluded") && line.group(3).contains("no loops"),
+        lines.get(0));
+    // The metric was read before exit, when at most as many classes had loaded.
+    long metric = Long.parseLong(r.value("instrumented"));
+    assertTrue(metric >= 5 && metric <= instrumented, metric + " vs " + lines.get(0));
+
+    String out = r.out();
+    String table = out.substring(out.indexOf("--- instrumentation ---\n") + 24,
+        out.indexOf("--- end ---"));
+    System.out.println("OldClassFilesIT stderr: " + lines.get(0));
+    System.out.println("OldClassFilesIT /debug/instrumentation:\n" + table);
+    assertTrue(table.startsWith("preemption polls: "), table);
+    assertTrue(table.contains("loader  ") && table.contains("frame check failed"), table);
+    // Array2DRowRealMatrix's package has instrumented classes, under the app class loader.
+    assertTrue(table.lines().anyMatch(l -> l.matches(
+        "app@\\p{XDigit}+ +org\\.apache\\.commons\\.math3\\.linear +[1-9]\\d* .*")), table);
+    assertTrue(table.lines().anyMatch(l -> l.matches(
+        "app@\\p{XDigit}+ +org\\.apache\\.commons\\.math3\\.util +0 +[1-9]\\d* .*")), table);
+    assertTrue(table.contains("methods and classes left alone"), table);
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+}
