@@ -53,6 +53,8 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>{@code -Drealjars=default} (the default) links the {@link #DEFAULT} set, {@code
  * -Drealjars=all} every folder of {@code target/realjars}, {@code -Drealjars=ecj,groovy} those.
+ * {@code -Drealjars.agent=OPTIONS} gives the agent options (none by default); every {@code gmp4j:}
+ * line the agent prints, such as a coverage summary at exit, is shown with the result.
  */
 @Timeout(900)
 class RealJarsIT {
@@ -83,7 +85,7 @@ class RealJarsIT {
   void agentAddsNoLinkFailure(@TempDir Path tmp) throws Exception {
     List<String> jars = selected();
     String probe = "-javaagent:" + probeJar(tmp);
-    String agent = ChildJvm.javaagent("");
+    String agent = ChildJvm.javaagent(System.getProperty("realjars.agent", ""));
     long t0 = System.nanoTime();
     CompletableFuture<Run> without = CompletableFuture.supplyAsync(() -> run(jars, probe));
     Run with = run(jars, agent, probe);
@@ -174,8 +176,15 @@ class RealJarsIT {
     return colon < 0 ? error : error.substring(0, colon);
   }
 
+  /**
+   * The error on its own lines, cut after the verifier's reason and frames: HotSpot appends the
+   * method's whole bytecode, hundreds of lines for a scanner.
+   */
   private static String readable(String error) {
-    return error.replace("\\n", "\n      ");
+    List<String> lines = List.of(error.split("\\\\n"));
+    int keep = Math.min(lines.size(), 16);
+    return String.join("\n      ", lines.subList(0, keep))
+        + (keep < lines.size() ? "\n      ... " + (lines.size() - keep) + " more lines" : "");
   }
 
   private static void check(Run r) {
