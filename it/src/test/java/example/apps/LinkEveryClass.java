@@ -157,9 +157,12 @@ public final class LinkEveryClass {
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
     fails.forEach(System.out::println);
+    StringBuilder byVersion = new StringBuilder();
+    versions.forEach((v, n) -> byVersion.append(byVersion.isEmpty() ? "" : ",").append(v)
+        .append(':').append(n));
     System.out.println("jar=" + name + " file=" + main.getName() + " classes=" + classes
-        + " linked=" + linked + " failed=" + fails.size() + " changed=" + changed + " ms=" + ms + " versions=" + versions.toString()
-            .replace(" ", "").replace("{", "").replace("}", "").replace('=', ':'));
+        + " linked=" + linked + " failed=" + fails.size() + " changed=" + changed + " ms=" + ms
+        + " versions=" + byVersion);
   }
 
   /** The class file's major version (byte 6 and 7, after magic and minor). */
