@@ -48,12 +48,16 @@ final class ChildJvm {
   /** Runs {@code app} with the agent and {@code agentOptions} (may be empty). */
   static Result withAgent(String agentOptions, Class<?> app, Duration timeout, String... args)
       throws IOException, InterruptedException {
+    return run(List.of("-Xverify:all", javaagent(agentOptions)), Map.of(), app, timeout, args);
+  }
+
+  /** The {@code -javaagent:} flag for the agent under test with {@code agentOptions}. */
+  static String javaagent(String agentOptions) {
     if (!Files.isRegularFile(AGENT)) {
       throw new IllegalStateException("agent jar not found at " + AGENT
           + "; build it first: ./mvn25 -q package -DskipTests -pl agent -am");
     }
-    String agent = "-javaagent:" + AGENT + (agentOptions.isEmpty() ? "" : "=" + agentOptions);
-    return run(List.of("-Xverify:all", agent), Map.of(), app, timeout, args);
+    return "-javaagent:" + AGENT + (agentOptions.isEmpty() ? "" : "=" + agentOptions);
   }
 
   /** Runs {@code app} with the given JVM flags and extra environment. */
