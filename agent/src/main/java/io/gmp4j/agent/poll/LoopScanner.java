@@ -405,7 +405,7 @@ final class LoopScanner extends MethodVisitor {
     }
     if (exitsOnly) {
       plan.ownBackEdge.set(k);
-    } else if (ops[k] == Opcodes.GOTO) {
+    } else if (ops[k] == Opcodes.GOTO && !plan.frameless) { // frameless: no skip frame at all
       Object[] skip = skipLocals(k, lo);
       if (skip == null) {
         plan.ownBackEdge.set(k); // needs no new frame; see 'Handler frames'

@@ -351,7 +351,7 @@ final class PollEmitter extends ClassVisitor {
         tail(label);
       } else if (plan.countdown.get(k) && opcode == Opcodes.GOTO) {
         Object[] skip = plan.skipLocals.get(k);
-        if (skip == null && !plan.ownBackEdge.get(k)) {
+        if (skip == null && !plan.ownBackEdge.get(k) && !plan.frameless) {
           throw new IllegalStateException("visitJumpInsn: no skip frame for countdown " + k);
         }
         countdown(countdownOf(k, label), skip); // replaces the GOTO; see 'Handler frames'
