@@ -159,11 +159,20 @@ final class HogHandoff {
   /** {@code preempt.handoff}, positive. */
   private final long handoffNs;
 
-  // Per P (index in allp): the M and run number last seen on an overrun slice, and since when.
-  // Confined to sysmon; resized with allp.
+  // Per P (index in allp): the M and run number last seen on an overrun slice; when sysmon last
+  // counted there, with the carrier's CPU time then (-1: unknown); and the time counted so far
+  // (see 'Pauses'). Confined to sysmon; resized with allp.
   private Machine[] seenM = new Machine[0];
   private int[] seenRun = new int[0];
-  private long[] seenWhen = new long[0];
+  private long[] seenLast = new long[0];
+  private long[] seenCpu = new long[0];
+  private long[] seenIgnored = new long[0];
+
+  /** Whether this cycle's sleep overran by more than {@link #pauseSlackNs}. Confined to sysmon. */
+  private boolean overslept;
+
+  /** The carriers' CPU clocks, or null until first needed. Confined to sysmon. */
+  private CarrierCpu cpu;
 
   // Rate limit of the reports. Confined to sysmon.
   private long lastReport;
@@ -179,17 +188,24 @@ final class HogHandoff {
   }
 
   /**
-   * How much longer than asked sysmon may sleep before the cycle counts as a pause of the whole
-   * JVM (a GC, or sysmon itself descheduled), after which every count starts over ({@link
-   * #forgetAll}): a G cannot honour a request while it is stopped. Half the hand-off, so a
-   * pause costs the other Gs at most half a hand-off more; at least 5ms, far above parkNanos'
-   * usual overshoot (the timer slack, about 50us).
+   * How much longer than asked sysmon may sleep before the cycle may hold a pause of the whole
+   * JVM (a GC, or sysmon itself descheduled): see 'Pauses'. Half the hand-off, so that a pause
+   * shorter than this, counted in full, costs the G at most half a hand-off early; at least
+   * 5ms, far above parkNanos' usual overshoot (the timer slack, about 50us).
    */
   long pauseSlackNs() {
     return Math.max(5_000_000L, handoffNs / 2);
   }
 
-  /** sysmon slept through a pause (see {@link #pauseSlackNs}), or deeply. Called by sysmon. */
+  /**
+   * Starts a cycle whose sleep overran what sysmon asked by {@code oversleptNs}: past {@link
+   * #pauseSlackNs} the cycle may hold a pause (see 'Pauses'). Called by sysmon every cycle.
+   */
+  void startCycle(long oversleptNs) {
+    overslept = oversleptNs > pauseSlackNs();
+  }
+
+  /** sysmon slept deeply: every P was idle, so whatever was seen is over. Called by sysmon. */
   void forgetAll() {
     java.util.Arrays.fill(seenM, null);
   }
@@ -210,20 +226,32 @@ final class HogHandoff {
     if (seenM.length != nprocs) {
       seenM = new Machine[nprocs];
       seenRun = new int[nprocs];
-      seenWhen = new long[nprocs];
+      seenLast = new long[nprocs];
+      seenCpu = new long[nprocs];
+      seenIgnored = new long[nprocs];
     }
     Machine mp = pp.m;
     if (mp == null) {
       return false;
     }
     int run = mp.phold() & ~Machine.PHOLD_STATE_MASK; // acquire: curg below is this run's
+    long cpuNow = carrierCpuNanos(mp);
     if (seenM[i] != mp || seenRun[i] != run) {
       seenM[i] = mp;
       seenRun[i] = run;
-      seenWhen[i] = now;
+      seenLast[i] = now;
+      seenCpu[i] = cpuNow;
+      seenIgnored[i] = 0;
       return false;
     }
-    long ignored = now - seenWhen[i];
+    long counted = now - seenLast[i];
+    if (overslept) {
+      // Maybe a pause of the whole JVM: count what the carrier ran, at most the cycle.
+      counted = cpuNow >= 0 && seenCpu[i] >= 0 ? Math.min(counted, cpuNow - seenCpu[i]) : 0;
+    }
+    seenLast[i] = now;
+    seenCpu[i] = cpuNow;
+    long ignored = seenIgnored[i] += Math.max(0, counted);
     if (ignored < handoffNs) {
       return false;
     }
@@ -244,6 +272,45 @@ final class HogHandoff {
     sched.handoffP(pp);
     report(gp, ignored, now);
     return true;
+  }
+
+  /** The CPU time of {@code mp}'s thread in ns, or -1 if unavailable. Called only by sysmon. */
+  private long carrierCpuNanos(Machine mp) {
+    if (cpu == null) {
+      cpu = new CarrierCpu(); // the first overrun slice: java.management loads here, not at start
+    }
+    return cpu.nanos(mp);
+  }
+
+  /**
+   * The carriers' CPU clocks (ThreadMXBean, CLOCK_THREAD_CPUTIME_ID on Linux: about 0.5us a
+   * read). Its own class, so that a JDK without java.management, or with thread CPU time off,
+   * costs the hand-off its CPU clock and nothing else: overslept cycles then count nothing.
+   */
+  private static final class CarrierCpu {
+    private java.lang.management.ThreadMXBean threads;
+
+    CarrierCpu() {
+      try {
+        java.lang.management.ThreadMXBean t =
+            java.lang.management.ManagementFactory.getThreadMXBean();
+        threads = t.isThreadCpuTimeSupported() ? t : null;
+      } catch (Throwable e) {
+        threads = null; // no java.management in this image
+      }
+    }
+
+    long nanos(Thread carrier) {
+      if (threads == null) {
+        return -1;
+      }
+      try {
+        return threads.getThreadCpuTime(carrier.threadId()); // -1 if off or the M has exited
+      } catch (Throwable e) {
+        threads = null;
+        return -1;
+      }
+    }
   }
 
   /** Prints the suppressed count once the second is over. Called by sysmon every cycle. */

@@ -77,8 +77,6 @@ final class Sysmon extends Thread {
   /** Go's sched.sysmonwait: true while in deep sleep. Set by sysmon; cleared by its waker. */
   private volatile boolean sysmonwait;
 
-  static final java.util.concurrent.atomic.AtomicLong DBG_PAUSES = new java.util.concurrent.atomic.AtomicLong();
-  static final java.util.concurrent.atomic.AtomicLong DBG_DEEP = new java.util.concurrent.atomic.AtomicLong();
   private int[] pdSchedtick = new int[0];
   private long[] pdSchedwhen = new long[0];
   private int[] pdSyscalltick = new int[0];
@@ -128,16 +126,14 @@ final class Sysmon extends Thread {
         long slept = System.nanoTime();
         LockSupport.parkNanos(delayUs * 1000);
         long now = System.nanoTime();
-        if (hog != null && now - slept - delayUs * 1000 > hog.pauseSlackNs()) {
-          hog.forgetAll(); // the whole JVM stood still (a GC pause): nobody ignored anything
-          DBG_PAUSES.incrementAndGet();
+        if (hog != null) {
+          hog.startCycle(now - slept - delayUs * 1000); // 'Pauses' in HogHandoff
         }
         if (schedtraceMs <= 0 && nothingToWatch()) {
           sysmonwait = true;
           // Re-check after publishing sysmonwait: a P that started meanwhile either sees it
           // (and wakes us) or is seen here.
           if (nothingToWatch()) {
-            DBG_DEEP.incrementAndGet();
             LockSupport.parkNanos(1_000_000_000L);
           }
           sysmonwait = false;
