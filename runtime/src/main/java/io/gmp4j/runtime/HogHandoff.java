@@ -171,6 +171,9 @@ final class HogHandoff {
   /** Whether this cycle's sleep overran by more than {@link #pauseSlackNs}. Confined to sysmon. */
   private boolean overslept;
 
+  /** How long sysmon asked this cycle's sleep to last. Confined to sysmon. */
+  private long askedNs;
+
   /** The carriers' CPU clocks, or null until first needed. Confined to sysmon. */
   private CarrierCpu cpu;
 
@@ -198,11 +201,13 @@ final class HogHandoff {
   }
 
   /**
-   * Starts a cycle whose sleep overran what sysmon asked by {@code oversleptNs}: past {@link
-   * #pauseSlackNs} the cycle may hold a pause (see 'Pauses'). Called by sysmon every cycle.
+   * Starts a cycle in which sysmon asked to sleep {@code askedNs} and slept {@code sleptNs}:
+   * past {@link #pauseSlackNs} more, the cycle may hold a pause (see 'Pauses'). Called by sysmon
+   * every cycle.
    */
-  void startCycle(long oversleptNs) {
-    overslept = oversleptNs > pauseSlackNs();
+  void startCycle(long askedNs, long sleptNs) {
+    this.askedNs = askedNs;
+    this.overslept = sleptNs - askedNs > pauseSlackNs();
   }
 
   /** sysmon slept deeply: every P was idle, so whatever was seen is over. Called by sysmon. */
@@ -246,8 +251,10 @@ final class HogHandoff {
     }
     long counted = now - seenLast[i];
     if (overslept) {
-      // Maybe a pause of the whole JVM: count what the carrier ran, at most the cycle.
-      counted = cpuNow >= 0 && seenCpu[i] >= 0 ? Math.min(counted, cpuNow - seenCpu[i]) : 0;
+      // Maybe a pause of the whole JVM: the sleep sysmon asked for, or what the carrier ran if
+      // more (sysmon itself was descheduled), never more than the cycle. See 'Pauses'.
+      long ran = cpuNow >= 0 && seenCpu[i] >= 0 ? cpuNow - seenCpu[i] : 0;
+      counted = Math.min(counted, Math.max(askedNs, ran));
     }
     seenLast[i] = now;
     seenCpu[i] = cpuNow;

@@ -127,7 +127,7 @@ final class Sysmon extends Thread {
         LockSupport.parkNanos(delayUs * 1000);
         long now = System.nanoTime();
         if (hog != null) {
-          hog.startCycle(now - slept - delayUs * 1000); // 'Pauses' in HogHandoff
+          hog.startCycle(delayUs * 1000, now - slept); // see 'Pauses' in HogHandoff
         }
         if (schedtraceMs <= 0 && nothingToWatch()) {
           sysmonwait = true;
