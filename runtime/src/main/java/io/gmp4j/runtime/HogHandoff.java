@@ -84,13 +84,14 @@ package io.gmp4j.runtime;
  *
  * <ol>
  *   <li>sysmon (Sysmon.retake) sees a running P whose schedtick has not moved for a time slice
- *       and asks its G to yield (Preempt.preemptOne). From then on, each cycle it notes the
+ *       and asks its G to yield (Preempt.preemptOne); sysmon is awake to see it, since every P
+ *       that starts running wakes it ('Deep sleep' in Sysmon). From then on, each cycle it notes the
  *       P's M and that M's run number ({@link #retake}). While the schedtick stands still and
  *       the M stays in the same run for {@code preempt.handoff}, the G has ignored the request:
  *       a runnext chain or a G that parked and ran again starts a new run and starts the count
- *       over, and so does a syscall, which sysmon's syscall rule covers instead. A cycle in
- *       which sysmon slept much longer than it asked (a GC pause stops every thread, the G
- *       included) starts every count over too.
+ *       over, and so does a syscall, which sysmon's syscall rule covers instead. The count
+ *       adds up what each cycle took, except that a cycle in which sysmon slept much longer
+ *       than it asked (maybe a pause of the whole JVM) counts less: see 'Pauses'.
  *   <li>sysmon CASes the word from (run, G) to (run, RETAKEN). The CAS fails if the G is inside
  *       a P operation (sysmon tries again next cycle) or if the run is over; a new run has
  *       another number, so a CAS prepared for an older run cannot take the P from a newer one.
@@ -127,6 +128,37 @@ package io.gmp4j.runtime;
  *   handoffP(P)                                                         P was nobody's to get
  * </pre>
  *
+ * <h3>'Pauses'</h3>
+ *
+ * A G cannot honour a request while the JVM stops it (a GC, a safepoint), and sysmon, a Java
+ * thread, stops with it: it sees only that its sleep overran. Up to issue 16 such a cycle
+ * ({@link #pauseSlackNs} over what sysmon asked) started every count over. A G that allocates
+ * as it computes (issue 16's commons-math3 product, interpreted under {@code -Xverify:all})
+ * brings GCs often, and on a loaded machine sysmon's own sleep overruns as often: the count
+ * started over every few cycles and never reached {@code preempt.handoff}. Now nothing starts a
+ * count over but the G's schedtick or run; an overslept cycle counts
+ *
+ * <pre>
+ *   min(cycle, max(asked, carrier CPU in the cycle))
+ * </pre>
+ *
+ * <ul>
+ *   <li>asked: the sleep sysmon asked for (20us to 10ms). A pause might cover it all, so this
+ *       may count up to one sleep too much, within the 10ms granularity sysmon's sleep gives
+ *       the hand-off anyway; in exchange every cycle adds something, so the hand-off comes
+ *       after at most {@code preempt.handoff / asked} cycles whatever the pauses.
+ *   <li>the carrier's CPU time in the cycle (ThreadMXBean, read each cycle for a P being
+ *       counted): when sysmon itself was descheduled while the carrier ran, the whole cycle
+ *       counts. A GC stops the carrier too, so its pause never counts here.
+ * </ul>
+ *
+ * Rejected: counting only the carrier's CPU time in every cycle. A G parked while pinned, or
+ * in a native call not marked as a syscall, holds its P using no CPU and would never be handed
+ * off; and on a loaded machine the hog's count would crawl at its share of a core. Normal
+ * cycles count wall time, as before (a carrier descheduled in a normal cycle still counts:
+ * issue 11). Rejected too: bounding the number of restarts, which still lets a hog that pauses
+ * often keep its P for that many hand-offs.
+ *
  * <h3>Cost</h3>
  *
  * A run costs the M one release store and one CAS on its own word; a wake-up from a G costs one
@@ -135,6 +167,12 @@ package io.gmp4j.runtime;
  * scheduler=gmp4j -p handoff=park} on a 2-core VM, two runs each, interleaved with runs
  * without the word: one P, 415 to 423 ns per round trip (within the run-to-run noise of about
  * 10 ns); two Ps, 536 to 568 ns (noise about 40 ns).
+ *
+ * <p>'Pauses' costs sysmon one read of the carrier's CPU clock per cycle, only for a P whose G
+ * overran its slice: about 0.5us (a loop of 100,000 {@code getThreadCpuTime} on a running
+ * thread, JDK 25, same VM), at most a few hundred times a second per such P. The first one
+ * loads java.management's ThreadMXBean on sysmon, about 13ms once; a run in which no G ever
+ * overruns its slice never loads it.
  *
  * <h3>Reporting</h3>
  *
