@@ -212,8 +212,14 @@ final class HogHandoff {
   /** How long sysmon asked this cycle's sleep to last. Confined to sysmon. */
   private long askedNs;
 
-  /** The carriers' CPU clocks, or null until first needed. Confined to sysmon. */
-  private CarrierCpu cpu;
+  /**
+   * The carriers' CPU clocks, or null until loaded. Written once by the thread that loads it,
+   * read by sysmon (volatile: publishes the loaded bean).
+   */
+  private volatile CarrierCpu cpu;
+
+  /** Whether sysmon started loading {@link #cpu}. Confined to sysmon. */
+  private boolean cpuLoading;
 
   // Rate limit of the reports. Confined to sysmon.
   private long lastReport;
@@ -321,10 +327,18 @@ final class HogHandoff {
 
   /** The CPU time of {@code mp}'s thread in ns, or -1 if unavailable. Called only by sysmon. */
   private long carrierCpuNanos(Machine mp) {
-    if (cpu == null) {
-      cpu = new CarrierCpu(); // the first overrun slice: java.management loads here, not at start
+    CarrierCpu c = cpu;
+    if (c == null) {
+      if (!cpuLoading) {
+        // The first overrun slice: java.management loads here, not at start, and on a thread
+        // of its own: in a cold JVM on a loaded machine it took sysmon over a second, and no
+        // P was handed off meanwhile. Until it is loaded, overslept cycles count what was asked.
+        cpuLoading = true;
+        Thread.ofPlatform().daemon().name("gmp-cpuclock").start(() -> cpu = new CarrierCpu());
+      }
+      return -1;
     }
-    return cpu.nanos(mp);
+    return c.nanos(mp);
   }
 
   /**
@@ -333,7 +347,7 @@ final class HogHandoff {
    * costs the hand-off its CPU clock and nothing else: overslept cycles then count nothing.
    */
   private static final class CarrierCpu {
-    private java.lang.management.ThreadMXBean threads;
+    private java.lang.management.ThreadMXBean threads; // confined to sysmon once published
 
     CarrierCpu() {
       try {
