@@ -139,7 +139,7 @@ package io.gmp4j.runtime;
  * count over but the G's schedtick or run; an overslept cycle counts
  *
  * <pre>
- *   min(cycle, max(asked, carrier CPU in the cycle))
+ *   min(cycle, max(asked, carrier CPU in the cycle, cycle - GC pauses in the cycle))
  * </pre>
  *
  * <ul>
@@ -150,7 +150,13 @@ package io.gmp4j.runtime;
  *   <li>the carrier's CPU time in the cycle (ThreadMXBean, read each cycle for a P being
  *       counted): when sysmon itself was descheduled while the carrier ran, the whole cycle
  *       counts. A GC stops the carrier too, so its pause never counts here.
+ *   <li>the cycle less the GC pauses in it (the collection time of the GarbageCollectorMXBeans
+ *       that time pauses): the cycle of a G parked while pinned, which uses no CPU, counts in
+ *       full when sysmon was merely descheduled.
  * </ul>
+ *
+ * The clocks load on a thread of their own ({@code gmp-cpuclock}) at the first overrun slice;
+ * until then an overslept cycle counts the sleep asked.
  *
  * Rejected: counting only the carrier's CPU time in every cycle. A G parked while pinned, or
  * in a native call not marked as a syscall, holds its P using no CPU and would never be handed
@@ -168,11 +174,12 @@ package io.gmp4j.runtime;
  * without the word: one P, 415 to 423 ns per round trip (within the run-to-run noise of about
  * 10 ns); two Ps, 536 to 568 ns (noise about 40 ns).
  *
- * <p>'Pauses' costs sysmon one read of the carrier's CPU clock per cycle, only for a P whose G
- * overran its slice: about 0.5us (a loop of 100,000 {@code getThreadCpuTime} on a running
- * thread, JDK 25, same VM), at most a few hundred times a second per such P. The first one
- * loads java.management's ThreadMXBean on sysmon, about 13ms once; a run in which no G ever
- * overruns its slice never loads it.
+ * <p>'Pauses' costs sysmon one read of the carrier's CPU clock and of each collector's
+ * collection time per cycle, only for a P whose G overran its slice: the CPU clock about 0.5us (a loop of 100,000 {@code getThreadCpuTime} on a running
+ * thread, JDK 25, same VM), at most a few hundred times a second per such P. Loading
+ * java.management's beans takes about 13ms once, on its own thread (on sysmon, in a cold child
+ * JVM on a loaded machine, it held up every hand-off for over a second); a run in which no G
+ * ever overruns its slice never loads them.
  *
  * <h3>Reporting</h3>
  *
@@ -204,6 +211,7 @@ final class HogHandoff {
   private int[] seenRun = new int[0];
   private long[] seenLast = new long[0];
   private long[] seenCpu = new long[0];
+  private long[] seenGc = new long[0];
   private long[] seenIgnored = new long[0];
 
   /** Whether this cycle's sleep overran by more than {@link #pauseSlackNs}. Confined to sysmon. */
@@ -277,6 +285,7 @@ final class HogHandoff {
       seenRun = new int[nprocs];
       seenLast = new long[nprocs];
       seenCpu = new long[nprocs];
+      seenGc = new long[nprocs];
       seenIgnored = new long[nprocs];
     }
     Machine mp = pp.m;
@@ -285,11 +294,14 @@ final class HogHandoff {
     }
     int run = mp.phold() & ~Machine.PHOLD_STATE_MASK; // acquire: curg below is this run's
     long cpuNow = carrierCpuNanos(mp);
+    CarrierCpu c = cpu;
+    long gcNow = c == null ? -1 : c.gcPauseNanos();
     if (seenM[i] != mp || seenRun[i] != run) {
       seenM[i] = mp;
       seenRun[i] = run;
       seenLast[i] = now;
       seenCpu[i] = cpuNow;
+      seenGc[i] = gcNow;
       seenIgnored[i] = 0;
       return false;
     }
@@ -298,10 +310,12 @@ final class HogHandoff {
       // Maybe a pause of the whole JVM: the sleep sysmon asked for, or what the carrier ran if
       // more (sysmon itself was descheduled), never more than the cycle. See 'Pauses'.
       long ran = cpuNow >= 0 && seenCpu[i] >= 0 ? cpuNow - seenCpu[i] : 0;
-      counted = Math.min(counted, Math.max(askedNs, ran));
+      long notPaused = gcNow >= 0 && seenGc[i] >= 0 ? counted - (gcNow - seenGc[i]) : 0;
+      counted = Math.min(counted, Math.max(askedNs, Math.max(ran, notPaused)));
     }
     seenLast[i] = now;
     seenCpu[i] = cpuNow;
+    seenGc[i] = gcNow;
     long ignored = seenIgnored[i] += Math.max(0, counted);
     if (ignored < handoffNs) {
       return false;
@@ -349,7 +363,19 @@ final class HogHandoff {
   private static final class CarrierCpu {
     private java.lang.management.ThreadMXBean threads; // confined to sysmon once published
 
+    /** The collectors whose collection time is pause time. Confined to sysmon once published. */
+    private java.lang.management.GarbageCollectorMXBean[] pausing;
+
     CarrierCpu() {
+      try {
+        // ZGC's and Shenandoah's "... Cycles" beans time concurrent work, not pauses; their
+        // "... Pauses" beans, and every bean of the other collectors, time pauses.
+        pausing = java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
+            .filter(b -> !b.getName().endsWith("Cycles"))
+            .toArray(java.lang.management.GarbageCollectorMXBean[]::new);
+      } catch (Throwable e) {
+        pausing = null;
+      }
       try {
         java.lang.management.ThreadMXBean t =
             java.lang.management.ManagementFactory.getThreadMXBean();
@@ -357,6 +383,23 @@ final class HogHandoff {
       } catch (Throwable e) {
         threads = null; // no java.management in this image
       }
+    }
+
+    /** The GC pause time since the JVM started, in ns (ms precision), or -1 if unknown. */
+    long gcPauseNanos() {
+      if (pausing == null) {
+        return -1;
+      }
+      long ms = 0;
+      try {
+        for (java.lang.management.GarbageCollectorMXBean b : pausing) {
+          ms += Math.max(0, b.getCollectionTime());
+        }
+      } catch (Throwable e) {
+        pausing = null;
+        return -1;
+      }
+      return ms * 1_000_000L;
     }
 
     long nanos(Thread carrier) {
