@@ -136,34 +136,37 @@ package io.gmp4j.runtime;
  * as it computes (issue 16's commons-math3 product, interpreted under {@code -Xverify:all})
  * brings GCs often, and on a loaded machine sysmon's own sleep overruns as often: the count
  * started over every few cycles and never reached {@code preempt.handoff}. Now nothing starts a
- * count over but the G's schedtick or run; an overslept cycle counts
+ * count over but the G's schedtick or run. A cycle counts its length, as before, but an
+ * overslept one (longer than asked plus the slack) counts at most
  *
  * <pre>
- *   min(cycle, max(asked, carrier CPU in the cycle, cycle - GC pauses in the cycle))
+ *   max(asked, slack)        asked: the sleep sysmon asked for, 20us to 10ms
+ *                            slack: pauseSlackNs, half of preempt.handoff (at least 5ms)
  * </pre>
  *
+ * so a pause, however long, counts at most half a hand-off (as a pause just under the slack
+ * always could), and never the whole of it; and every cycle adds at least the slack, so the
+ * hand-off comes at most three cycles after the first that saw the request ignored, whatever
+ * the pauses. A G stopped by a pause of its own making for most of a hand-off may thus lose its
+ * P a little early; a loaded machine, whose scheduler delays sysmon by more than the slack every
+ * cycle, no longer keeps a hog on its P.
+ *
+ * <p>Rejected:
+ *
  * <ul>
- *   <li>asked: the sleep sysmon asked for (20us to 10ms). A pause might cover it all, so this
- *       may count up to one sleep too much, within the 10ms granularity sysmon's sleep gives
- *       the hand-off anyway; in exchange every cycle adds something, so the hand-off comes
- *       after at most {@code preempt.handoff / asked} cycles whatever the pauses.
- *   <li>the carrier's CPU time in the cycle (ThreadMXBean, read each cycle for a P being
- *       counted): when sysmon itself was descheduled while the carrier ran, the whole cycle
- *       counts. A GC stops the carrier too, so its pause never counts here.
- *   <li>the cycle less the GC pauses in it (the collection time of the GarbageCollectorMXBeans
- *       that time pauses): the cycle of a G parked while pinned, which uses no CPU, counts in
- *       full when sysmon was merely descheduled.
+ *   <li>Measuring what the carrier ran (ThreadMXBean CPU time, about 0.5us a read) and what the
+ *       GC stopped (GarbageCollectorMXBean pause time), tried for issue 16: exact, but it loads
+ *       java.management into the application at run time. On sysmon, in a cold child JVM on a
+ *       loaded machine, that took over a second with no hand-off meanwhile; on a thread of its
+ *       own, its class initializers made the application's Gs park pinned
+ *       ({@code ChildJvmTest} saw extra "blocked its thread while pinned" hand-offs). The
+ *       agent must not hurt the host; the rule above needs nothing.
+ *   <li>Counting only CPU time in every cycle: a G parked while pinned, or in a native call not
+ *       marked as a syscall, holds its P using no CPU and would never be handed off. (A
+ *       carrier descheduled in a normal cycle still counts: issue 11.)
+ *   <li>Bounding the number of restarts: a G that pauses often still keeps its P for that many
+ *       hand-offs.
  * </ul>
- *
- * The clocks load on a thread of their own ({@code gmp-cpuclock}) at the first overrun slice;
- * until then an overslept cycle counts the sleep asked.
- *
- * Rejected: counting only the carrier's CPU time in every cycle. A G parked while pinned, or
- * in a native call not marked as a syscall, holds its P using no CPU and would never be handed
- * off; and on a loaded machine the hog's count would crawl at its share of a core. Normal
- * cycles count wall time, as before (a carrier descheduled in a normal cycle still counts:
- * issue 11). Rejected too: bounding the number of restarts, which still lets a hog that pauses
- * often keep its P for that many hand-offs.
  *
  * <h3>Cost</h3>
  *
@@ -174,12 +177,7 @@ package io.gmp4j.runtime;
  * without the word: one P, 415 to 423 ns per round trip (within the run-to-run noise of about
  * 10 ns); two Ps, 536 to 568 ns (noise about 40 ns).
  *
- * <p>'Pauses' costs sysmon one read of the carrier's CPU clock and of each collector's
- * collection time per cycle, only for a P whose G overran its slice: the CPU clock about 0.5us (a loop of 100,000 {@code getThreadCpuTime} on a running
- * thread, JDK 25, same VM), at most a few hundred times a second per such P. Loading
- * java.management's beans takes about 13ms once, on its own thread (on sysmon, in a cold child
- * JVM on a loaded machine, it held up every hand-off for over a second); a run in which no G
- * ever overruns its slice never loads them.
+ * <p>'Pauses' costs sysmon a compare per cycle and nothing else.
  *
  * <h3>Reporting</h3>
  *
@@ -204,14 +202,12 @@ final class HogHandoff {
   /** {@code preempt.handoff}, positive. */
   private final long handoffNs;
 
-  // Per P (index in allp): the M and run number last seen on an overrun slice; when sysmon last
-  // counted there, with the carrier's CPU time then (-1: unknown); and the time counted so far
-  // (see 'Pauses'). Confined to sysmon; resized with allp.
+  // Per P (index in allp): the M and run number last seen on an overrun slice, when sysmon last
+  // counted there, and the time counted so far (see 'Pauses'). Confined to sysmon; resized with
+  // allp.
   private Machine[] seenM = new Machine[0];
   private int[] seenRun = new int[0];
   private long[] seenLast = new long[0];
-  private long[] seenCpu = new long[0];
-  private long[] seenGc = new long[0];
   private long[] seenIgnored = new long[0];
 
   /** Whether this cycle's sleep overran by more than {@link #pauseSlackNs}. Confined to sysmon. */
@@ -219,15 +215,6 @@ final class HogHandoff {
 
   /** How long sysmon asked this cycle's sleep to last. Confined to sysmon. */
   private long askedNs;
-
-  /**
-   * The carriers' CPU clocks, or null until loaded. Written once by the thread that loads it,
-   * read by sysmon (volatile: publishes the loaded bean).
-   */
-  private volatile CarrierCpu cpu;
-
-  /** Whether sysmon started loading {@link #cpu}. Confined to sysmon. */
-  private boolean cpuLoading;
 
   // Rate limit of the reports. Confined to sysmon.
   private long lastReport;
@@ -284,8 +271,6 @@ final class HogHandoff {
       seenM = new Machine[nprocs];
       seenRun = new int[nprocs];
       seenLast = new long[nprocs];
-      seenCpu = new long[nprocs];
-      seenGc = new long[nprocs];
       seenIgnored = new long[nprocs];
     }
     Machine mp = pp.m;
@@ -293,29 +278,19 @@ final class HogHandoff {
       return false;
     }
     int run = mp.phold() & ~Machine.PHOLD_STATE_MASK; // acquire: curg below is this run's
-    long cpuNow = carrierCpuNanos(mp);
-    CarrierCpu c = cpu;
-    long gcNow = c == null ? -1 : c.gcPauseNanos();
     if (seenM[i] != mp || seenRun[i] != run) {
       seenM[i] = mp;
       seenRun[i] = run;
       seenLast[i] = now;
-      seenCpu[i] = cpuNow;
-      seenGc[i] = gcNow;
       seenIgnored[i] = 0;
       return false;
     }
     long counted = now - seenLast[i];
     if (overslept) {
-      // Maybe a pause of the whole JVM: the sleep sysmon asked for, or what the carrier ran if
-      // more (sysmon itself was descheduled), never more than the cycle. See 'Pauses'.
-      long ran = cpuNow >= 0 && seenCpu[i] >= 0 ? cpuNow - seenCpu[i] : 0;
-      long notPaused = gcNow >= 0 && seenGc[i] >= 0 ? counted - (gcNow - seenGc[i]) : 0;
-      counted = Math.min(counted, Math.max(askedNs, Math.max(ran, notPaused)));
+      // Maybe a pause of the whole JVM, maybe sysmon descheduled: see 'Pauses'.
+      counted = Math.min(counted, Math.max(askedNs, pauseSlackNs()));
     }
     seenLast[i] = now;
-    seenCpu[i] = cpuNow;
-    seenGc[i] = gcNow;
     long ignored = seenIgnored[i] += Math.max(0, counted);
     if (ignored < handoffNs) {
       return false;
@@ -337,82 +312,6 @@ final class HogHandoff {
     sched.handoffP(pp);
     report(gp, ignored, now);
     return true;
-  }
-
-  /** The CPU time of {@code mp}'s thread in ns, or -1 if unavailable. Called only by sysmon. */
-  private long carrierCpuNanos(Machine mp) {
-    CarrierCpu c = cpu;
-    if (c == null) {
-      if (!cpuLoading) {
-        // The first overrun slice: java.management loads here, not at start, and on a thread
-        // of its own: in a cold JVM on a loaded machine it took sysmon over a second, and no
-        // P was handed off meanwhile. Until it is loaded, overslept cycles count what was asked.
-        cpuLoading = true;
-        Thread.ofPlatform().daemon().name("gmp-cpuclock").start(() -> cpu = new CarrierCpu());
-      }
-      return -1;
-    }
-    return c.nanos(mp);
-  }
-
-  /**
-   * The carriers' CPU clocks (ThreadMXBean, CLOCK_THREAD_CPUTIME_ID on Linux: about 0.5us a
-   * read). Its own class, so that a JDK without java.management, or with thread CPU time off,
-   * costs the hand-off its CPU clock and nothing else: overslept cycles then count nothing.
-   */
-  private static final class CarrierCpu {
-    private java.lang.management.ThreadMXBean threads; // confined to sysmon once published
-
-    /** The collectors whose collection time is pause time. Confined to sysmon once published. */
-    private java.lang.management.GarbageCollectorMXBean[] pausing;
-
-    CarrierCpu() {
-      try {
-        // ZGC's and Shenandoah's "... Cycles" beans time concurrent work, not pauses; their
-        // "... Pauses" beans, and every bean of the other collectors, time pauses.
-        pausing = java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
-            .filter(b -> !b.getName().endsWith("Cycles"))
-            .toArray(java.lang.management.GarbageCollectorMXBean[]::new);
-      } catch (Throwable e) {
-        pausing = null;
-      }
-      try {
-        java.lang.management.ThreadMXBean t =
-            java.lang.management.ManagementFactory.getThreadMXBean();
-        threads = t.isThreadCpuTimeSupported() ? t : null;
-      } catch (Throwable e) {
-        threads = null; // no java.management in this image
-      }
-    }
-
-    /** The GC pause time since the JVM started, in ns (ms precision), or -1 if unknown. */
-    long gcPauseNanos() {
-      if (pausing == null) {
-        return -1;
-      }
-      long ms = 0;
-      try {
-        for (java.lang.management.GarbageCollectorMXBean b : pausing) {
-          ms += Math.max(0, b.getCollectionTime());
-        }
-      } catch (Throwable e) {
-        pausing = null;
-        return -1;
-      }
-      return ms * 1_000_000L;
-    }
-
-    long nanos(Thread carrier) {
-      if (threads == null) {
-        return -1;
-      }
-      try {
-        return threads.getThreadCpuTime(carrier.threadId()); // -1 if off or the M has exited
-      } catch (Throwable e) {
-        threads = null;
-        return -1;
-      }
-    }
   }
 
   /** Prints the suppressed count once the second is over. Called by sysmon every cycle. */
