@@ -39,8 +39,8 @@ class HogHandoffStressTest {
    * must lose its P after the time slice plus preempt.handoff (10 + 20 ms), and the sleeper must
    * then run beside it. A round in which the hog's carrier burned {@code HOG_BUDGET_MS} of CPU
    * (ten hand-offs) and the sleeper never ran is a hand-off that did not happen. The budget is
-   * CPU time, not wall time, so that a round on a loaded machine (the hog descheduled, the
-   * hand-off waiting on the hog: see 'Pauses' in HogHandoff) does not fail for want of CPU.
+   * CPU time, not wall time, so that a round on a loaded machine (the hog and the sleeper's
+   * new M waiting for a core) does not fail for want of CPU.
    *
    * <p>The rounds alternate a pure spin with a product of small matrices through small calls
    * and boxed entries (the issue's commons-math3 product: calls, allocation and so GCs, run
