@@ -145,9 +145,9 @@ package io.gmp4j.runtime;
  * </pre>
  *
  * so a pause, however long, counts at most half a hand-off (as a pause just under the slack
- * always could), and never the whole of it; and every cycle adds at least the slack, so the
- * hand-off comes at most three cycles after the first that saw the request ignored, whatever
- * the pauses. A G stopped by a pause of its own making for most of a hand-off may thus lose its
+ * always could), and never the whole of it; and an overslept cycle still adds at least the
+ * slack, a normal one its whole length, so once the request is ignored, two overslept cycles
+ * hand the P off whatever else happens. A G stopped by a pause of its own making for most of a hand-off may thus lose its
  * P a little early; a loaded machine, whose scheduler delays sysmon by more than the slack every
  * cycle, no longer keeps a hog on its P.
  *
