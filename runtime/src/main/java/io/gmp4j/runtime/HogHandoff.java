@@ -147,9 +147,9 @@ package io.gmp4j.runtime;
  * so a pause, however long, counts at most half a hand-off (as a pause just under the slack
  * always could), and never the whole of it; and an overslept cycle still adds at least the
  * slack, a normal one its whole length, so once the request is ignored, two overslept cycles
- * hand the P off whatever else happens. A G stopped by a pause of its own making for most of a hand-off may thus lose its
- * P a little early; a loaded machine, whose scheduler delays sysmon by more than the slack every
- * cycle, no longer keeps a hog on its P.
+ * hand the P off whatever else happens. A G stopped by pauses for most of a hand-off may thus
+ * lose its P a little early; a loaded machine, whose scheduler delays sysmon by more than the
+ * slack every cycle, no longer keeps a hog on its P.
  *
  * <p>Rejected:
  *
@@ -158,9 +158,8 @@ package io.gmp4j.runtime;
  *       GC stopped (GarbageCollectorMXBean pause time), tried for issue 16: exact, but it loads
  *       java.management into the application at run time. On sysmon, in a cold child JVM on a
  *       loaded machine, that took over a second with no hand-off meanwhile; on a thread of its
- *       own, its class initializers made the application's Gs park pinned
- *       ({@code ChildJvmTest} saw extra "blocked its thread while pinned" hand-offs). The
- *       agent must not hurt the host; the rule above needs nothing.
+ *       own it still adds class loading and initialization to the host's, at the moment a hog
+ *       already holds a P. The rule above needs nothing, and its error is bounded.
  *   <li>Counting only CPU time in every cycle: a G parked while pinned, or in a native call not
  *       marked as a syscall, holds its P using no CPU and would never be handed off. (A
  *       carrier descheduled in a normal cycle still counts: issue 11.)
