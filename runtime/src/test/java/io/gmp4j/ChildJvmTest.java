@@ -552,16 +552,21 @@ class ChildJvmTest {
     Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(),
         SpinnersWithoutPolls.class, "handoff", 30, "3", "300", "1300");
     assertEquals(0, r.exit(), r.toString());
-    assertEquals(3, value(r.out(), "handoffs="), r.toString());
+    // At least one per spinner. On a loaded machine a cold G (the sleeper's first run, loading
+    // classes) may hold the P for a hand-off too: sysmon's late cycles no longer restart the
+    // count ('Pauses' in HogHandoff).
+    assertTrue(value(r.out(), "handoffs=") >= 3, r.toString());
     assertTrue(value(r.out(), "after ms=") < 600, r.toString()); // 900 without
     List<String> events = r.err().lines()
         .filter(l -> l.startsWith("gmp4j: goroutine ")).toList();
     assertEquals(1, events.size(), r.toString());
+    // The stack is taken after the hand-off: the spinner may be inside System.nanoTime.
     assertTrue(Pattern.matches("gmp4j: goroutine \\d+ ignored preemption for \\d+ms \\(running "
+        + "(java\\.lang\\.System\\.nanoTime\\(Native Method\\) <- )?"
         + Pattern.quote(SpinnersWithoutPolls.class.getName()) + "\\.spin\\(ChildJvmTest"
         + "\\.java:\\d+\\) <- .*\\); its P was handed to another M", events.get(0)),
         r.toString());
-    assertTrue(r.err().lines().anyMatch(l -> Pattern.matches("gmp4j: 2 more goroutines ignored"
+    assertTrue(r.err().lines().anyMatch(l -> Pattern.matches("gmp4j: [23] more goroutines ignored"
         + " preemption in the last \\d+ms; their Ps were handed to other Ms", l)), r.toString());
   }
 
@@ -575,7 +580,7 @@ class ChildJvmTest {
     Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(), PinnedPark.class,
         "pinnedpark", 30);
     assertEquals(0, r.exit(), r.toString());
-    assertEquals(1, value(r.out(), "handoffs="), r.toString());
+    assertTrue(value(r.out(), "handoffs=") >= 1, r.toString()); // see handoffReportsOneLine...
     assertTrue(value(r.out(), "after ms=") < 200, r.toString()); // 400 without the hand-off
     assertTrue(r.err().lines().anyMatch(l -> Pattern.matches("gmp4j: goroutine \\d+ blocked its"
         + " thread while pinned for \\d+ms \\(running .*\\); its P was handed to another M", l)),

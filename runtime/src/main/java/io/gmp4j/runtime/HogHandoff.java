@@ -84,13 +84,14 @@ package io.gmp4j.runtime;
  *
  * <ol>
  *   <li>sysmon (Sysmon.retake) sees a running P whose schedtick has not moved for a time slice
- *       and asks its G to yield (Preempt.preemptOne). From then on, each cycle it notes the
+ *       and asks its G to yield (Preempt.preemptOne); sysmon is awake to see it, since every P
+ *       that starts running wakes it ('Deep sleep' in Sysmon). From then on, each cycle it notes the
  *       P's M and that M's run number ({@link #retake}). While the schedtick stands still and
  *       the M stays in the same run for {@code preempt.handoff}, the G has ignored the request:
  *       a runnext chain or a G that parked and ran again starts a new run and starts the count
- *       over, and so does a syscall, which sysmon's syscall rule covers instead. A cycle in
- *       which sysmon slept much longer than it asked (a GC pause stops every thread, the G
- *       included) starts every count over too.
+ *       over, and so does a syscall, which sysmon's syscall rule covers instead. The count
+ *       adds up what each cycle took, except that a cycle in which sysmon slept much longer
+ *       than it asked (maybe a pause of the whole JVM) counts less: see 'Pauses'.
  *   <li>sysmon CASes the word from (run, G) to (run, RETAKEN). The CAS fails if the G is inside
  *       a P operation (sysmon tries again next cycle) or if the run is over; a new run has
  *       another number, so a CAS prepared for an older run cannot take the P from a newer one.
@@ -127,6 +128,45 @@ package io.gmp4j.runtime;
  *   handoffP(P)                                                         P was nobody's to get
  * </pre>
  *
+ * <h3>'Pauses'</h3>
+ *
+ * A G cannot honour a request while the JVM stops it (a GC, a safepoint), and sysmon, a Java
+ * thread, stops with it: it sees only that its sleep overran. Up to issue 16 such a cycle
+ * ({@link #pauseSlackNs} over what sysmon asked) started every count over. A G that allocates
+ * as it computes (issue 16's commons-math3 product, interpreted under {@code -Xverify:all})
+ * brings GCs often, and on a loaded machine sysmon's own sleep overruns as often: the count
+ * started over every few cycles and never reached {@code preempt.handoff}. Now nothing starts a
+ * count over but the G's schedtick or run. A cycle counts its length, as before, but an
+ * overslept one (longer than asked plus the slack) counts at most
+ *
+ * <pre>
+ *   max(asked, slack)        asked: the sleep sysmon asked for, 20us to 10ms
+ *                            slack: pauseSlackNs, half of preempt.handoff (at least 5ms)
+ * </pre>
+ *
+ * so a pause, however long, counts at most half a hand-off (as a pause just under the slack
+ * always could), and never the whole of it; and an overslept cycle still adds at least the
+ * slack, a normal one its whole length, so once the request is ignored, two overslept cycles
+ * hand the P off whatever else happens. A G stopped by pauses for most of a hand-off may thus
+ * lose its P a little early; a loaded machine, whose scheduler delays sysmon by more than the
+ * slack every cycle, no longer keeps a hog on its P.
+ *
+ * <p>Rejected:
+ *
+ * <ul>
+ *   <li>Measuring what the carrier ran (ThreadMXBean CPU time, about 0.5us a read) and what the
+ *       GC stopped (GarbageCollectorMXBean pause time), tried for issue 16: exact, but it loads
+ *       java.management into the application at run time. On sysmon, in a cold child JVM on a
+ *       loaded machine, that took over a second with no hand-off meanwhile; on a thread of its
+ *       own it still adds class loading and initialization to the host's, at the moment a hog
+ *       already holds a P. The rule above needs nothing, and its error is bounded.
+ *   <li>Counting only CPU time in every cycle: a G parked while pinned, or in a native call not
+ *       marked as a syscall, holds its P using no CPU and would never be handed off. (A
+ *       carrier descheduled in a normal cycle still counts: issue 11.)
+ *   <li>Bounding the number of restarts: a G that pauses often still keeps its P for that many
+ *       hand-offs.
+ * </ul>
+ *
  * <h3>Cost</h3>
  *
  * A run costs the M one release store and one CAS on its own word; a wake-up from a G costs one
@@ -135,6 +175,8 @@ package io.gmp4j.runtime;
  * scheduler=gmp4j -p handoff=park} on a 2-core VM, two runs each, interleaved with runs
  * without the word: one P, 415 to 423 ns per round trip (within the run-to-run noise of about
  * 10 ns); two Ps, 536 to 568 ns (noise about 40 ns).
+ *
+ * <p>'Pauses' costs sysmon a compare per cycle and nothing else.
  *
  * <h3>Reporting</h3>
  *
@@ -159,11 +201,19 @@ final class HogHandoff {
   /** {@code preempt.handoff}, positive. */
   private final long handoffNs;
 
-  // Per P (index in allp): the M and run number last seen on an overrun slice, and since when.
-  // Confined to sysmon; resized with allp.
+  // Per P (index in allp): the M and run number last seen on an overrun slice, when sysmon last
+  // counted there, and the time counted so far (see 'Pauses'). Confined to sysmon; resized with
+  // allp.
   private Machine[] seenM = new Machine[0];
   private int[] seenRun = new int[0];
-  private long[] seenWhen = new long[0];
+  private long[] seenLast = new long[0];
+  private long[] seenIgnored = new long[0];
+
+  /** Whether this cycle's sleep overran by more than {@link #pauseSlackNs}. Confined to sysmon. */
+  private boolean overslept;
+
+  /** How long sysmon asked this cycle's sleep to last. Confined to sysmon. */
+  private long askedNs;
 
   // Rate limit of the reports. Confined to sysmon.
   private long lastReport;
@@ -179,17 +229,26 @@ final class HogHandoff {
   }
 
   /**
-   * How much longer than asked sysmon may sleep before the cycle counts as a pause of the whole
-   * JVM (a GC, or sysmon itself descheduled), after which every count starts over ({@link
-   * #forgetAll}): a G cannot honour a request while it is stopped. Half the hand-off, so a
-   * pause costs the other Gs at most half a hand-off more; at least 5ms, far above parkNanos'
-   * usual overshoot (the timer slack, about 50us).
+   * How much longer than asked sysmon may sleep before the cycle may hold a pause of the whole
+   * JVM (a GC, or sysmon itself descheduled): see 'Pauses'. Half the hand-off, so that a pause
+   * shorter than this, counted in full, costs the G at most half a hand-off early; at least
+   * 5ms, far above parkNanos' usual overshoot (the timer slack, about 50us).
    */
   long pauseSlackNs() {
     return Math.max(5_000_000L, handoffNs / 2);
   }
 
-  /** sysmon slept through a pause (see {@link #pauseSlackNs}), or deeply. Called by sysmon. */
+  /**
+   * Starts a cycle in which sysmon asked to sleep {@code askedNs} and slept {@code sleptNs}:
+   * past {@link #pauseSlackNs} more, the cycle may hold a pause (see 'Pauses'). Called by sysmon
+   * every cycle.
+   */
+  void startCycle(long askedNs, long sleptNs) {
+    this.askedNs = askedNs;
+    this.overslept = sleptNs - askedNs > pauseSlackNs();
+  }
+
+  /** sysmon slept deeply: every P was idle, so whatever was seen is over. Called by sysmon. */
   void forgetAll() {
     java.util.Arrays.fill(seenM, null);
   }
@@ -210,7 +269,8 @@ final class HogHandoff {
     if (seenM.length != nprocs) {
       seenM = new Machine[nprocs];
       seenRun = new int[nprocs];
-      seenWhen = new long[nprocs];
+      seenLast = new long[nprocs];
+      seenIgnored = new long[nprocs];
     }
     Machine mp = pp.m;
     if (mp == null) {
@@ -220,10 +280,17 @@ final class HogHandoff {
     if (seenM[i] != mp || seenRun[i] != run) {
       seenM[i] = mp;
       seenRun[i] = run;
-      seenWhen[i] = now;
+      seenLast[i] = now;
+      seenIgnored[i] = 0;
       return false;
     }
-    long ignored = now - seenWhen[i];
+    long counted = now - seenLast[i];
+    if (overslept) {
+      // Maybe a pause of the whole JVM, maybe sysmon descheduled: see 'Pauses'.
+      counted = Math.min(counted, Math.max(askedNs, pauseSlackNs()));
+    }
+    seenLast[i] = now;
+    long ignored = seenIgnored[i] += Math.max(0, counted);
     if (ignored < handoffNs) {
       return false;
     }

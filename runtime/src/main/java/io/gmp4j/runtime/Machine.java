@@ -758,7 +758,11 @@ final class Machine extends Thread {
     LockSupport.unpark(this);
   }
 
-  /** Go's acquirep/wirep. Called only by this M. */
+  /**
+   * Go's acquirep/wirep, and the waker's half of 'Deep sleep' in {@link Sysmon}: every P that
+   * leaves the idle list comes through here, whoever took it (startM's waker, the M's own
+   * re-check in findRunnable, exitsyscall, a G whose P was retaken). Called only by this M.
+   */
   private void acquireP(Processor pp) {
     if (p != null || pp.m != null || pp.status != Processor.IDLE) {
       throw new InternalError("wirep: invalid p state: " + pp + " for M" + id);
@@ -766,6 +770,9 @@ final class Machine extends Thread {
     p = pp;
     pp.m = this;
     pp.status = Processor.RUNNING;
+    // After the volatile npidle-- in pidleget (or the status write above), a volatile load of
+    // sysmonwait: sysmon stores sysmonwait, then loads npidle. One of the two sees the other.
+    sched.wakeSysmon();
   }
 
   /** Go's releasep. Called only by this M. */

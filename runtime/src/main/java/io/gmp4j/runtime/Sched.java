@@ -398,15 +398,14 @@ public final class Sched {
     if (nmp.getState() == Thread.State.NEW) {
       nmp.start();
     } else {
-      nmp.wake(pp, spinning);
-    }
-    Sysmon sm = sysmon;
-    if (sm != null) {
-      sm.wake(); // a P is about to run: sysmon must watch it (Go wakes it in exitsyscall)
+      nmp.wake(pp, spinning); // its acquireP wakes sysmon: see 'Deep sleep' in Sysmon
     }
   }
 
-  /** Ends sysmon's deep sleep (Go: entersyscall wakes a waiting sysmon). Any thread. */
+  /**
+   * Ends sysmon's deep sleep: a P is about to run (Machine.acquireP), or a G enters a syscall.
+   * Any thread; one volatile load when sysmon is awake. See 'Deep sleep' in {@link Sysmon}.
+   */
   void wakeSysmon() {
     Sysmon sm = sysmon;
     if (sm != null) {

@@ -13,10 +13,8 @@ import java.util.concurrent.locks.LockSupport;
  *       cycle, up to 10ms. (On Linux a 20us park takes about 60us: the kernel's timer slack.
  *       Go's usleep pays the same.)
  *   <li>Deep sleep: while every P is idle or the world is stopped, and no schedtrace is due,
- *       park until {@link #wake} (a P starts running) or at most a second (for step 4). Not
- *       while the world is still stopping: a G that ignores the stop's preemption request
- *       gives its P up only through the hog hand-off, which needs sysmon awake. (Go's sysmon
- *       sleeps then, because Go's stop can always preempt.)
+ *       park until {@link #wake} (a P starts running) or at most a second (for step 4). See
+ *       'Deep sleep' below.
  *   <li>retake: a running P whose schedtick has not moved for a time slice (Go's forcePreemptNS,
  *       10ms unless {@code timeslice} says otherwise) gets its G asked to yield. A chain of Gs
  *       run through runnext shares one schedtick, so it shares one slice too. The request is
@@ -31,6 +29,39 @@ import java.util.concurrent.locks.LockSupport;
  *
  * The per-P last-seen ticks ({@code pdSchedtick}, {@code pdSchedwhen}: Go's {@code sysmontick})
  * are confined to this thread.
+ *
+ * <h3>'Deep sleep'</h3>
+ *
+ * Not while the world is still stopping: a G that ignores the stop's preemption request gives
+ * its P up only through the hog hand-off, which needs sysmon awake. (Go's sysmon sleeps then,
+ * because Go's stop can always preempt.) Go's deep sleep also ends at the next timer, and its
+ * timers live in the Ps, so a P that starts running without waking sysmon costs Go at most the
+ * time to the next timer. Ours are the JDK's, which sysmon cannot see: a deep sleep lasts up to
+ * a second, and every P that starts running must wake sysmon. One place does, Machine.acquireP,
+ * which every P leaving the idle list goes through. Waking from startM alone (as before issue
+ * 16) missed the M that takes a P back itself, in findRunnable's 'Delicate dance':
+ *
+ * <pre>
+ *   T1 the M of the last P                 T2 sysmon                   T3 a timer, or main
+ *   findRunnable: nothing; spinning
+ *   pidleput: npidle == gomaxprocs
+ *                                          sysmonwait = true
+ *                                          npidle == gomaxprocs: park
+ *                                                                      ready G: global queue;
+ *                                                                      wakeP: an M spins, so
+ *                                                                      no startM
+ *   nmspinning--; sees the global G;
+ *   pidleget, acquireP, runs the G
+ *   (before: no wake. The G and every G
+ *   after it on this P ran unwatched:
+ *   a hog was neither preempted nor
+ *   handed off, for up to a second)        (now: woken by acquireP)
+ * </pre>
+ *
+ * The pair is a Dekker handshake on two volatiles: sysmon stores sysmonwait then loads npidle
+ * (and gcwaiting); the M's pidleget stores npidle, then acquireP loads sysmonwait. Either
+ * sysmon's re-check sees the P taken and does not park, or the M sees sysmonwait and unparks
+ * it.
  */
 final class Sysmon extends Thread {
   private final Sched sched;
@@ -95,8 +126,8 @@ final class Sysmon extends Thread {
         long slept = System.nanoTime();
         LockSupport.parkNanos(delayUs * 1000);
         long now = System.nanoTime();
-        if (hog != null && now - slept - delayUs * 1000 > hog.pauseSlackNs()) {
-          hog.forgetAll(); // the whole JVM stood still (a GC pause): nobody ignored anything
+        if (hog != null) {
+          hog.startCycle(delayUs * 1000, now - slept); // see 'Pauses' in HogHandoff
         }
         if (schedtraceMs <= 0 && nothingToWatch()) {
           sysmonwait = true;

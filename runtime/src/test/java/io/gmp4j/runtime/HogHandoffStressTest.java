@@ -6,11 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -27,6 +32,168 @@ import org.junit.jupiter.api.Timeout;
  */
 class HogHandoffStressTest {
   private static final int STRESS = Integer.getInteger("gmp.stress", 1);
+
+  /**
+   * Issue 16's scenario, run many times: at one P a G sleeps 1ms in a loop while, round after
+   * round, a G that never polls computes until the sleeper has run once. Every round the hog
+   * must lose its P after the time slice plus preempt.handoff (10 + 20 ms), and the sleeper must
+   * then run beside it. A round in which the hog's carrier burned {@code HOG_BUDGET_MS} of CPU
+   * (ten hand-offs) and the sleeper never ran is a hand-off that did not happen. The budget is
+   * CPU time, not wall time, so that a round on a loaded machine (the hog and the sleeper's
+   * new M waiting for a core) does not fail for want of CPU.
+   *
+   * <p>The rounds alternate a pure spin with a product of small matrices through small calls
+   * and boxed entries (the issue's commons-math3 product: calls, allocation and so GCs, run
+   * interpreted, then compiled on stack). Between rounds the test thread pauses 0 to 2ms, so
+   * that the hog is readied in every phase of the sleeper's cycle: while its M parks, spins, or
+   * drops its P ('Deep sleep' in Sysmon). Before the fixes of issue 16, 2 rounds in 200 to 400
+   * failed on a loaded 2-core VM. Scaled by {@code -Dgmp.stress=N}.
+   */
+  @Test
+  @Timeout(value = 300, threadMode = SEPARATE_THREAD)
+  void hogBesideASleeperIsHandedOffEveryRound() throws Exception {
+    final int rounds = 40 * STRESS;
+    ThreadMXBean cpu = ManagementFactory.getThreadMXBean();
+    Sched s = new Sched(1);
+    s.idleThreadTimeoutNanos = 20_000_000L;
+    s.startSysmon(10_000_000L, 20_000_000L, 0, false, false);
+    Thread.Builder.OfVirtual builder = s.newBuilder();
+    AtomicLong sleeps = new AtomicLong();
+    AtomicBoolean stop = new AtomicBoolean();
+    Thread sleeper = builder.start(() -> {
+      try {
+        while (!stop.get()) {
+          Thread.sleep(1);
+          sleeps.incrementAndGet();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    List<String> failures = new ArrayList<>();
+    long[] took = new long[rounds];
+    try {
+      for (int r = 0; r < rounds; r++) {
+        LockSupport.parkNanos(ThreadLocalRandom.current().nextInt(2_000_000));
+        boolean matrix = (r & 1) == 1;
+        long handoffs0 = s.preemptHandoffs.sum();
+        // wall ns until the sleeper ran, carrier CPU ns, wall ns until the P was retaken, and
+        // whether sysmon was in deep sleep while the hog held the P
+        long[] out = new long[4];
+        String[] state = new String[1];
+        Thread hog = builder.start(() -> {
+          Machine mp = (Machine) VirtualThreads.carrier(Thread.currentThread());
+          long t0 = System.nanoTime();
+          long cpu0 = cpu.getThreadCpuTime(mp.threadId());
+          long sleeps0 = sleeps.get();
+          double sink = 0;
+          long used = 0;
+          while (sleeps.get() == sleeps0 && used < HOG_BUDGET_MS * 1_000_000L) {
+            sink += matrix ? Matrix.productTrace(24) : spin(20_000);
+            boolean lost = mp.lostP();
+            if (lost && out[2] == 0) {
+              out[2] = System.nanoTime() - t0;
+            }
+            if (!lost && s.sysmonwait()) {
+              out[3] = 1;
+            }
+            used = cpu.getThreadCpuTime(mp.threadId()) - cpu0;
+          }
+          out[0] = System.nanoTime() - t0;
+          out[1] = used + (sink == 42 ? 1 : 0);
+          state[0] = mp + " " + s.allp[0] + " sleeper " + sleeper.getState();
+        });
+        if (!hog.join(java.time.Duration.ofSeconds(30))) {
+          throw new AssertionError("round " + r + ": the hog did not finish\n" + dump(s));
+        }
+        took[r] = out[0];
+        if (out[1] >= HOG_BUDGET_MS * 1_000_000L) {
+          failures.add("round " + r + (matrix ? " (matrix)" : " (spin)") + ": the sleeper never"
+              + " ran while the hog computed for " + out[1] / 1_000_000 + "ms of CPU ("
+              + out[0] / 1_000_000 + "ms), handoffs " + (s.preemptHandoffs.sum() - handoffs0)
+              + (out[2] != 0 ? ", P retaken after " + out[2] / 1_000_000 + "ms" : "")
+              + (out[3] != 0 ? ", sysmon in deep sleep while the hog held the P" : "") + "; "
+              + state[0] + "\n" + s.schedtrace(true));
+        }
+      }
+    } finally {
+      stop.set(true);
+      sleeper.join(10_000);
+    }
+    long[] sorted = took.clone();
+    java.util.Arrays.sort(sorted);
+    System.out.printf("HogHandoffStressTest: %d rounds, %d hand-offs, the sleeper ran after"
+        + " p50=%.1fms p99=%.1fms max=%.1fms, %d rounds without a hand-off%n", rounds,
+        s.preemptHandoffs.sum(), sorted[rounds / 2] / 1e6, sorted[rounds * 99 / 100] / 1e6,
+        sorted[rounds - 1] / 1e6, failures.size());
+    assertTrue(failures.isEmpty(), failures.size() + " of " + rounds + " rounds:\n"
+        + String.join("\n", failures));
+    assertTrue(poll(10_000, () -> s.npidle == 1 && s.numGoroutine() == 0),
+        "the scheduler did not go idle\n" + s.schedtrace(true));
+    assertTrue(poll(10_000, s.allm::isEmpty), "idle Ms did not exit\n" + s.schedtrace(true));
+  }
+
+  /** CPU time a hog may burn before the sleeper must have run: ten hand-offs. */
+  private static final int HOG_BUDGET_MS = 300;
+
+  /** A loop with no call and no allocation. */
+  private static double spin(int n) {
+    double x = 1;
+    for (int i = 0; i < n; i++) {
+      x = x * 1.0000001 + 1e-9;
+    }
+    return x;
+  }
+
+  /**
+   * A matrix product in the shape of commons-math3's Array2DRowRealMatrix.multiply: entries
+   * read and written through small calls, and boxed, so the hog allocates as it computes.
+   */
+  private static final class Matrix {
+    private final Double[][] data;
+
+    private Matrix(int n) {
+      data = new Double[n][n];
+    }
+
+    private Double getEntry(int i, int j) {
+      return data[i][j];
+    }
+
+    private void setEntry(int i, int j, double v) {
+      data[i][j] = v;
+    }
+
+    private Matrix multiply(Matrix m) {
+      int n = data.length;
+      Matrix out = new Matrix(n);
+      for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) {
+          double sum = 0;
+          for (int k = 0; k < n; k++) {
+            sum += getEntry(i, k) * m.getEntry(k, j);
+          }
+          out.setEntry(i, j, sum);
+        }
+      }
+      return out;
+    }
+
+    static double productTrace(int n) {
+      Matrix a = new Matrix(n);
+      for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) {
+          a.setEntry(i, j, (i * 31 + j) % 7 / 7.0);
+        }
+      }
+      Matrix p = a.multiply(a);
+      double t = 0;
+      for (int i = 0; i < n; i++) {
+        t += p.getEntry(i, i);
+      }
+      return t;
+    }
+  }
 
   @Test
   @Timeout(value = 120, threadMode = SEPARATE_THREAD)
