@@ -803,12 +803,14 @@ public final class Sched {
       long stopped = System.nanoTime();
       stwStopping.record(stopped - t0);
       int prev = gomaxprocs;
+      if (Trace.on(Trace.PROCS_CHANGE)) {
+        // While stopped: every run on the old Ps ended before, every run on the new ones
+        // begins after, so a reader can check each GoRun's P against it.
+        Trace.procsChange(prev, n, api);
+      }
       startTheWorld(n);
       gomaxprocsChanges.increment();
       stwTotal.record(System.nanoTime() - t0);
-      if (Trace.on(Trace.PROCS_CHANGE)) {
-        Trace.procsChange(prev, n, api);
-      }
       return prev;
     } finally {
       worldsema.release();
