@@ -312,7 +312,10 @@ final class Machine extends Thread {
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
     if (closed == PHOLD_RETAKEN) {
       Trace.runDrop(this); // sysmon ended and committed the slice it took ('Tracing')
-    } else if (closed == PHOLD_SYSCALL && gp.traceSyscall != null) {
+    } else if (traceRun != null) {
+      Trace.runStop(traceRun); // before anyone can ready the G: 'The end of a run' in Trace
+    }
+    if (closed == PHOLD_SYSCALL && gp.traceSyscall != null) {
       Trace.syscallStop(gp); // it parked inside the bracket: the P is sysmon's to retake
       Trace.syscallEnd(gp, this, true);
     }

@@ -299,6 +299,10 @@ public final class Sched {
     }
     if (Trace.on(Trace.GO_RUN)) {
       gp.traceRunnableSince = System.nanoTime();
+      Object slice = gp.traceRun;
+      if (was == Goroutine.RUNNING && slice != null) {
+        Trace.runStop(slice); // its M is not back yet: 'The end of a run' in Trace
+      }
     }
     Machine mp = null;
     boolean reacquire = true;
@@ -342,7 +346,9 @@ public final class Sched {
 
   /** Go's gdestroy, for a G whose thread terminated. Called only by the M that ran it. */
   void gdestroy(Goroutine gp) {
-    gp.setDead();
+    if (!gp.setDead()) {
+      return; // the other M of a duplicate submit destroyed it (and counted ngsys down)
+    }
     if (Trace.on(Trace.GO_DESTROY)) {
       Trace.goDestroy(gp);
     }

@@ -83,6 +83,18 @@ import jdk.jfr.Recording;
  * a new P and begin a new slice at any moment, and nothing orders sysmon's end of the old one
  * before the M's next look at it.
  *
+ * <h3>The end of a run</h3>
+ *
+ * A G that parks or yields can be readied, and run by another M, before its first M is back
+ * from {@code runContinuation}: the carrier may be descheduled for a millisecond right after the
+ * unmount. A slice ended by that M would then overlap the G's next one. So the end time is
+ * taken once ({@link #runStop}, under the event's monitor) by whoever comes first: the M right
+ * after the run returns, before its post-run CAS lets anyone ready the G; or the readier whose
+ * CAS found the G still running (Sched.ready; this includes the M's own carrier-side submit of
+ * a yield). The readier finds the slice in the G's volatile {@code traceRun}; the JDK's state
+ * write at the park orders the M's write of it before the readier's read. The M commits the
+ * slice later with its end reason.
+ *
  * <p>The slice state is confined to the M and the G mounted on it (they never run at once; see
  * 'Hog hand-off' in {@link HogHandoff}); sysmon reads the open slice only between its acquire of
  * the M's phold word and its retake CAS, when the run number pins it.
@@ -299,6 +311,21 @@ final class Trace {
     e.schedLatency = latency;
     e.waitReason = "";
     mp.traceRun = e;
+    gp.traceRun = e; // volatile: see 'The end of a run'
+  }
+
+  /**
+   * Takes the end time of a GoRun slice unless someone did already; see 'The end of a run'.
+   * Any thread: the M, the G on it, a readier of the G, sysmon.
+   */
+  static void runStop(Object slice) {
+    TraceEvents.GoRun e = (TraceEvents.GoRun) slice;
+    synchronized (e) {
+      if (!e.stopped) {
+        e.end();
+        e.stopped = true;
+      }
+    }
   }
 
   /**
@@ -311,8 +338,8 @@ final class Trace {
       return;
     }
     mp.traceRun = null;
+    runStop(o);
     TraceEvents.GoRun e = (TraceEvents.GoRun) o;
-    e.end();
     e.end = END_NAMES[end];
     e.waitReason = waitReason == null ? "" : waitReason;
     commitOn(mp, e);
@@ -333,8 +360,8 @@ final class Trace {
 
   /** Ends and commits, on sysmon, a slice whose P sysmon retook. Called only by sysmon. */
   static void runHandedOff(Object slice) {
+    runStop(slice);
     TraceEvents.GoRun e = (TraceEvents.GoRun) slice;
-    e.end();
     e.end = END_NAMES[END_HANDOFF];
     e.commit();
   }
