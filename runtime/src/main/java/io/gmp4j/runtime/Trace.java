@@ -104,7 +104,11 @@ import jdk.jfr.Recording;
  * Off: one opaque load and a branch per site (ready, execute, the syscall bracket, steal,
  * idle-list operations); nothing in Preempt.poll. On: an event object and a {@code
  * System.nanoTime} per readying (for schedLatency), and JFR's thread-local write per commit.
- * See BENCHMARKS.md for the measured numbers.
+ * Measured off, {@code bench/run PingPongOneP -f 1 -wi 3 -i 8 -p scheduler=gmp4j -p
+ * handoff=park}, this tree against the one before it, interleaved, twice each: 2926 and 1519 ns
+ * before, 1368 and 1728 ns after, on a 2-core VM at load 12 to 14: the noise (about 600 ns)
+ * hides any difference; a quiet machine must repeat it (BENCHMARKS.md has the quiet numbers,
+ * about 420 ns).
  */
 final class Trace {
   private Trace() {}
