@@ -140,6 +140,25 @@ final class Goroutine implements Executor {
 
   long trackingStamp;
 
+  // Tracing (see 'Tracing' in Trace). traceRunnableSince: when the G last became runnable, for
+  // GoRun's schedLatency; written by the thread that readied it (only while GoRun is on) and
+  // read by the M that dequeued it, ordered by the run queues as trackingStamp is.
+  // tracePreempted: the G is yielding because of a preemption request; written by the G around
+  // its yield and read by Sched.ready on the same carrier during that yield. traceSyscall: the
+  // open GoSyscall (a TraceEvents.GoSyscall); written by the G, read by its M after a run that
+  // parked inside the bracket, which the unmount orders.
+  long traceRunnableSince;
+
+  /**
+   * The G's latest GoRun slice (a TraceEvents.GoRun), for a readier that must end it: see 'The
+   * end of a run' in Trace. Written by the M that begins it; read by Sched.ready. Volatile.
+   */
+  volatile Object traceRun;
+
+  boolean tracePreempted;
+
+  Object traceSyscall;
+
   Goroutine(Sched sched, long goid, Thread thread, Runnable runContinuation) {
     this.sched = sched;
     this.goid = goid;
@@ -222,12 +241,19 @@ final class Goroutine implements Executor {
     }
   }
 
-  /** Marks a G dead whatever it was doing; only for a G whose thread has terminated. */
-  void setDead() {
+  /**
+   * Marks a G dead whatever it was doing; only for a G whose thread has terminated. Returns
+   * false if it was dead already: a duplicate submit can have two Ms find the thread
+   * terminated.
+   */
+  boolean setDead() {
     for (; ; ) {
       long s = state;
+      if (((int) s & 0xff) == DEAD) {
+        return false;
+      }
       if (STATE.compareAndSet(this, s, (s & ~0xffL) | DEAD)) {
-        return;
+        return true;
       }
     }
   }
