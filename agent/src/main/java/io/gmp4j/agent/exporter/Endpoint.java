@@ -28,7 +28,13 @@ import java.util.concurrent.atomic.AtomicReference;
  *   /sched                  Go's /sched names, one "name value" line each (SchedText.metrics)
  *   /debug/schedtrace       Go's schedtrace line; ?detail=1 adds scheddetail's P, M and G lines
  *   /debug/goroutines       Go's pprof/goroutine?debug=1 (grouped by stack); ?debug=2 each G
+ *   /debug/flightrecorder   dumps the flight recorder's window (flightrecorder=): "path size"
  * </pre>
+ *
+ * The dump is written by the agent's JVM into flightrecorder.dir and only its path is sent:
+ * the endpoint stays read-only and small, and a window of megabytes never goes through the
+ * single handler thread. A GET is enough, though it writes a file, as Go's
+ * /debug/pprof/trace is a GET.
  *
  * <h3>Class loaders</h3>
  *
@@ -69,6 +75,7 @@ public final class Endpoint {
         /sched                        Go runtime/metrics /sched names, one "name value" a line
         /debug/schedtrace             Go's schedtrace line (?detail=1: with scheddetail)
         /debug/goroutines             goroutines grouped by stack (?debug=2: each goroutine)
+        /debug/flightrecorder         dump the flight recorder's window; answers "path size"
       """;
 
   private static final AtomicReference<Endpoint> RUNNING = new AtomicReference<>();
@@ -184,10 +191,33 @@ public final class Endpoint {
             param(query, "debug", "1").equals("2")
                 ? SchedText.goroutines(Gmp.goroutines())
                 : SchedText.goroutinesGrouped(Gmp.goroutines()), head);
+        case "/debug/flightrecorder" -> flightRecorder(ex, head);
         default -> send(ex, 404, TEXT, "not found: " + path + "\n\n" + INDEX, head);
       }
     } catch (RuntimeException | Error e) {
       // the endpoint must never take the app down; the client sees a closed connection
+    }
+  }
+
+  /** GET /debug/flightrecorder. A HEAD dumps nothing. Runs on the gmp4j-exporter thread. */
+  private static void flightRecorder(HttpExchange ex, boolean head) throws IOException {
+    if (head) {
+      send(ex, 200, TEXT, "", true);
+      return;
+    }
+    String out;
+    try {
+      out = io.gmp4j.agent.jfr.FlightRecorder.dumpNow();
+    } catch (LinkageError e) { // no jdk.jfr in the boot layer
+      out = null;
+    }
+    if (out == null) {
+      send(ex, 404, TEXT, "the flight recorder is off: start the agent with flightrecorder=10s\n",
+          false);
+    } else if (out.startsWith("gmp4j: ")) {
+      send(ex, 500, TEXT, out + "\n", false);
+    } else {
+      send(ex, 200, TEXT, out + "\n", false);
     }
   }
 
