@@ -140,6 +140,19 @@ final class Goroutine implements Executor {
 
   long trackingStamp;
 
+  // Tracing (see 'Tracing' in Trace). traceRunnableSince: when the G last became runnable, for
+  // GoRun's schedLatency; written by the thread that readied it (only while GoRun is on) and
+  // read by the M that dequeued it, ordered by the run queues as trackingStamp is.
+  // tracePreempted: the G is yielding because of a preemption request; written by the G around
+  // its yield and read by Sched.ready on the same carrier during that yield. traceSyscall: the
+  // open GoSyscall (a TraceEvents.GoSyscall); written by the G, read by its M after a run that
+  // parked inside the bracket, which the unmount orders.
+  long traceRunnableSince;
+
+  boolean tracePreempted;
+
+  Object traceSyscall;
+
   Goroutine(Sched sched, long goid, Thread thread, Runnable runContinuation) {
     this.sched = sched;
     this.goid = goid;

@@ -228,8 +228,12 @@ final class HogHandoff {
       return false;
     }
     Goroutine gp = mp.curg; // written only between runs, so this run's G
+    Object slice = Trace.runPeek(mp); // this run's too: see 'Tracing' in Trace
     if (!mp.tryRetakeP(run, pp)) {
       return false; // inside a P operation (try next cycle), or the run is over
+    }
+    if (slice != null) {
+      Trace.runHandedOff(slice);
     }
     seenM[i] = null;
     // sysmon owns pp until handoffP: nobody else may touch it as its owner.
@@ -238,12 +242,25 @@ final class HogHandoff {
     pp.incSchedtick(); // the G's time slice ends with its P; the next M starts a new one
     pp.status = Processor.IDLE; // volatile: publishes the unwiring before handoffP
     sched.preemptHandoffs.increment();
-    if (gp != null && Preempt.request(gp) && mp.curg != gp) {
+    if (gp != null && Preempt.request(gp, pp, ignored, "handoff") && mp.curg != gp) {
       Preempt.cancel(gp); // its run ended meanwhile: the request must not outlive it
     }
-    sched.handoffP(pp);
+    Machine to = sched.handoffP(pp);
+    if (Trace.on(Trace.PROC_HANDOFF)) {
+      Trace.procHandoff(pp, mp.id, to, parkedPinned(gp) ? "pinned" : "ignoredPreemption", gp);
+    }
     report(gp, ignored, now);
     return true;
+  }
+
+  /**
+   * Whether gp parked while pinned (in a class initializer, or under a native frame): it
+   * blocks its carrier, and did not so much ignore the request as it could not see it. Any
+   * thread; racy.
+   */
+  static boolean parkedPinned(Goroutine gp) {
+    int js = gp == null ? -1 : VirtualThreads.state(gp.thread);
+    return js == VirtualThreads.PINNED || js == VirtualThreads.TIMED_PINNED;
   }
 
   /** Prints the suppressed count once the second is over. Called by sysmon every cycle. */
@@ -263,10 +280,7 @@ final class HogHandoff {
       suppressed++;
       return;
     }
-    // A G parked while pinned (in a class initializer, or under a native frame) blocks its
-    // carrier: it did not ignore the request so much as it could not see it.
-    int js = gp == null ? -1 : VirtualThreads.state(gp.thread);
-    boolean pinned = js == VirtualThreads.PINNED || js == VirtualThreads.TIMED_PINNED;
+    boolean pinned = parkedPinned(gp);
     StringBuilder sb = new StringBuilder(200).append("gmp4j: goroutine ")
         .append(gp == null ? "?" : String.valueOf(gp.goid))
         .append(pinned ? " blocked its thread while pinned for " : " ignored preemption for ")

@@ -125,6 +125,25 @@ final class Machine extends Thread {
   private long steals;
   private long stolen;
 
+  // Tracing: see 'Tracing' in Trace. Confined to this M and the G mounted on it, which never run
+  // at once; sysmon reads traceRun only between its acquire of phold and its retake CAS, when
+  // the run number pins the value (a slice begins only before a phold release).
+
+  /** The open GoRun slice (a TraceEvents.GoRun), or null. */
+  Object traceRun;
+
+  /** Events the G ended on this carrier, committed by this M after the run (Trace.flush). */
+  Object[] tracePending;
+
+  int tracePendingCount;
+
+  /**
+   * How the current run yielded (Trace.END_GOSCHED or END_PREEMPTED), or -1: written by
+   * Sched.ready when this M's carrier-side code submits its own yielding G, which happens before
+   * that G can run anywhere else, so the answer is this run's.
+   */
+  int traceYield = -1;
+
   long runnextHits() {
     return runnextHits;
   }
@@ -268,8 +287,15 @@ final class Machine extends Thread {
     } else {
       runnextHits++;
       if (pp.preempt) {
-        Preempt.request(gp); // the slice ran out: the runnext chain that shares it must yield
+        // the slice ran out: the runnext chain that shares it must yield
+        Preempt.request(gp, pp, 0, "inherited");
       }
+    }
+    traceYield = -1;
+    if (Trace.on(Trace.GO_RUN)) {
+      long since = gp.traceRunnableSince;
+      gp.traceRunnableSince = 0; // a stale stamp after a recording gap must not be read again
+      Trace.runBegin(this, gp, pp, inheritTime, since == 0 ? 0 : System.nanoTime() - since);
     }
     openPHold();
     try {
@@ -280,11 +306,20 @@ final class Machine extends Thread {
       System.err.println("gmp4j: M" + id + ": runContinuation of G" + gp.goid + " threw " + t);
       t.printStackTrace();
     }
-    closePHold();
+    int closed = closePHold();
     curg = null;
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
+    if (closed == PHOLD_RETAKEN) {
+      Trace.runDrop(this); // sysmon ended and committed the slice it took ('Tracing')
+    } else if (closed == PHOLD_SYSCALL && gp.traceSyscall != null) {
+      Trace.syscallStop(gp); // it parked inside the bracket: the P is sysmon's to retake
+      Trace.syscallEnd(gp, this, true);
+    }
     int js = VirtualThreads.state(gp.thread);
     if (js == VirtualThreads.TERMINATED) {
+      if (traceRun != null) {
+        Trace.runEnd(this, Trace.END_EXIT, "");
+      }
       sched.gdestroy(gp);
       if (lockedg == gp) {
         // The goroutine may have locked this thread because it put it in an unusual state.
@@ -299,9 +334,25 @@ final class Machine extends Thread {
       // was suspended, and here it had, so our runContinuation returned at once. The G runs on
       // another M, which stays its M.
       gp.m = other;
+      if (traceRun != null) {
+        if (traceYield < 0) {
+          Trace.runDrop(this); // not a run: the G ran on the other M all along
+        } else {
+          Trace.runEnd(this, traceYield, ""); // it yielded, and another M took it at once
+        }
+      }
     } else if (gp.casFromRunning(ran, Goroutine.WAITING)) {
       gp.waitReason = WaitReasons.of(gp, js);
       gp.waitSince = System.nanoTime();
+      if (traceRun != null) {
+        Trace.runEnd(this, traceYield < 0 ? Trace.END_BLOCK : traceYield, gp.waitReason);
+      }
+    } else if (traceRun != null) {
+      // Readied meanwhile: it yielded, or it parked and was woken before we looked.
+      Trace.runEnd(this, traceYield < 0 ? Trace.END_BLOCK : traceYield, "");
+    }
+    if (tracePendingCount != 0) {
+      Trace.flush(this);
     }
   }
 
@@ -454,10 +505,16 @@ final class Machine extends Thread {
         Processor p2 = allp[e.position()];
         // Don't bother to attempt to steal if p2 is idle.
         if (p2 != pp && p2.status != Processor.IDLE) {
+          boolean trace = Trace.on(Trace.RUNQ_STEAL);
+          Goroutine next = trace && stealRunNextG ? p2.runnextRacy() : null;
           Goroutine gp = pp.runqSteal(p2, stealRunNextG);
           if (gp != null) {
             steals++;
-            stolen += 1 + pp.runqSize(); // our ring was empty: findRunnable got nothing there
+            int n = 1 + pp.runqSize(); // our ring was empty: findRunnable got nothing there
+            stolen += n;
+            if (trace) {
+              Trace.runqSteal(pp, p2, n, n == 1 && gp == next);
+            }
             return gp;
           }
         }
@@ -562,6 +619,7 @@ final class Machine extends Thread {
    */
   void enterSyscall(Processor pp) {
     oldp = pp;
+    pp.syscallM = this; // before the status write below, which publishes it to sysmon
     pp.m = null;
     p = null;
     int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
@@ -592,6 +650,7 @@ final class Machine extends Thread {
         && pp.casStatus(Processor.SYSCALL, Processor.IDLE)) {
       acquireP(pp);
       pp.syscalltick++; // single writer: the M that holds the P
+      traceRunResumes(pp);
       reopenPHold();
       return true;
     }
@@ -615,8 +674,20 @@ final class Machine extends Thread {
     if (!tryAcquireIdleP()) {
       return false;
     }
+    traceRunResumes(p);
     reopenPHold();
     return true;
+  }
+
+  /**
+   * A new GoRun slice for the running G, which got P {@code pp} back without unmounting; before
+   * the phold release that opens it to sysmon. Called only by this M's running G.
+   */
+  private void traceRunResumes(Processor pp) {
+    Goroutine gp = curg;
+    if (gp != null && Trace.on(Trace.GO_RUN)) {
+      Trace.runBegin(this, gp, pp, false, 0);
+    }
   }
 
   /** Takes an idle P, if any, for this M. Called only by this M or its G. */
@@ -658,10 +729,11 @@ final class Machine extends Thread {
   }
 
   /**
-   * Any state → PHOLD_SCHED, after a run. If sysmon retook the P meanwhile, this M has none and
-   * its scheduler stops it (as after a syscall that outlived its P). Called only by this M.
+   * Any state → PHOLD_SCHED, after a run; returns the state it closed. If sysmon retook the P
+   * meanwhile, this M has none and its scheduler stops it (as after a syscall that outlived its
+   * P). Called only by this M.
    */
-  private void closePHold() {
+  private int closePHold() {
     for (; ; ) {
       int h = (int) PHOLD.getVolatile(this);
       int st = h & PHOLD_STATE_MASK;
@@ -674,7 +746,7 @@ final class Machine extends Thread {
         if (st == PHOLD_RETAKEN) {
           p = null; // sysmon may not have cleared it yet: see tryReacquireP
         }
-        return; // PHOLD_SYSCALL: the G parked inside a bracket, and p is null already
+        return st; // PHOLD_SYSCALL: the G parked inside a bracket, and p is null already
       }
     }
   }

@@ -85,7 +85,9 @@ public final class Preempt {
         mp.unclaimP();
       }
       gp.sched.preemptHonored.increment();
+      gp.tracePreempted = true; // the trace's GoRun end: see Sched.ready
       Thread.yield(); // gopreempt_m: see 'Readying a G' in Sched
+      gp.tracePreempted = false;
       // A pinned G whose P sysmon retook must get one back before it runs on ('Hog hand-off').
       Syscall.reacquireIfPinned(gp);
     }
@@ -93,16 +95,17 @@ public final class Preempt {
 
   /**
    * Go's preemptone: asks the G running on {@code pp} to yield. Returns false if there is no
-   * such G. Called by sysmon, and by stop-the-world (Go's preemptall).
+   * such G. {@code sliceRan} and {@code reason} are for the trace's PreemptRequest. Called by
+   * sysmon, and by stop-the-world (Go's preemptall).
    */
-  static boolean preemptOne(Processor pp) {
+  static boolean preemptOne(Processor pp, long sliceRan, String reason) {
     Machine mp = pp.m;
     Goroutine gp = mp == null ? null : mp.curg;
     if (gp == null || gp.status() != Goroutine.RUNNING) {
       return false;
     }
     pp.preempt = true;
-    if (request(gp)) {
+    if (request(gp, pp, sliceRan, reason)) {
       // If the run ended while we asked, its M may already have cancelled nothing: cancel here.
       if (mp.curg != gp) {
         cancel(gp);
@@ -112,13 +115,17 @@ public final class Preempt {
   }
 
   /**
-   * Asks gp to yield at its next poll; false if it already was asked. Called by sysmon, and by
-   * an M that starts a G on a slice that has run out.
+   * Asks gp, running on {@code pp} (null if unknown), to yield at its next poll; false if it
+   * already was asked. {@code sliceRan} and {@code reason} are for the trace. Called by sysmon,
+   * and by an M that starts a G on a slice that has run out.
    */
-  static boolean request(Goroutine gp) {
+  static boolean request(Goroutine gp, Processor pp, long sliceRan, String reason) {
     if (gp.trySetPreempt()) {
       PENDING.getAndAdd(1); // pairs with the opaque read in poll
       gp.sched.preemptRequested.increment();
+      if (Trace.on(Trace.PREEMPT_REQUEST)) {
+        Trace.preemptRequest(pp, gp, sliceRan, reason);
+      }
       return true;
     }
     return false;

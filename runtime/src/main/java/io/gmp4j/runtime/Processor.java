@@ -114,6 +114,15 @@ final class Processor {
   /** Go's syscalltick: syscalls completed on this P. Incremented by exitsyscall; racy reads. */
   volatile int syscalltick;
 
+  /**
+   * The M that left this P in _Psyscall, for the trace's ProcHandoff. Written by that M's G in
+   * entersyscall before the status write that publishes it; read by sysmon after its CAS.
+   */
+  Machine syscallM;
+
+  /** The open ProcIdle event (a TraceEvents.ProcIdle), or null. Under sched.lock. */
+  Object traceIdle;
+
   private final Goroutine[] runq = new Goroutine[RUNQ_SIZE];
 
   /** Consumers' index. CAS with release by the owner and thieves; loaded with acquire. */
@@ -293,6 +302,16 @@ final class Processor {
   /** Whether runnext holds a G. Any thread; racy. */
   boolean hasRunnext() {
     return runnext != null;
+  }
+
+  /** Whether runnext holds gp, for the trace. Any thread; racy. */
+  boolean runnextIs(Goroutine gp) {
+    return runnext == gp;
+  }
+
+  /** The G in runnext, for the trace. Any thread; racy. */
+  Goroutine runnextRacy() {
+    return runnext;
   }
 
   /**

@@ -240,6 +240,7 @@ public final class Sched {
       s.idleThreadTimeoutNanos = Config.idleThreadTimeoutNanos();
       s.startSysmon(Config.timesliceNanos(), Config.handoffNanos(), Config.schedtraceMillis(),
           Config.scheddetail(), true);
+      Trace.install(s);
       instance = s;
     }
     return instance;
@@ -278,6 +279,9 @@ public final class Sched {
       ngsys.incrementAndGet();
     }
     goroutinesCreated.increment();
+    if (Trace.on(Trace.GO_CREATE)) {
+      Trace.goCreate(gp);
+    }
     ready(gp);
   }
 
@@ -293,13 +297,21 @@ public final class Sched {
     if ((gp.trackingSeq++ & 7) == 0) {
       gp.trackingStamp = System.nanoTime();
     }
+    if (Trace.on(Trace.GO_RUN)) {
+      gp.traceRunnableSince = System.nanoTime();
+    }
     Machine mp = null;
     boolean reacquire = true;
+    boolean yielded = false;
     Thread ct = Thread.currentThread();
     if (ct instanceof Machine mt) {
-      if (mt.sched == this
-          && (mt.curg != gp || VirtualThreads.state(gp.thread) != VirtualThreads.YIELDED)) {
+      if (mt.sched != this) {
+        // another scheduler's M (white-box tests): a platform thread to us
+      } else if (mt.curg != gp || VirtualThreads.state(gp.thread) != VirtualThreads.YIELDED) {
         mp = mt; // not a yield: the M's P (the JDK's carrier-side code, inside the run)
+      } else {
+        yielded = true; // the M's own G yielded: Go's GoStop, not an unblock
+        mt.traceYield = gp.tracePreempted ? Trace.END_PREEMPTED : Trace.END_GOSCHED;
       }
     } else if (ct.isVirtual()
         && VirtualThreads.scheduler(ct) instanceof Goroutine cur
@@ -311,14 +323,19 @@ public final class Sched {
     }
     // The P is the running G's only under a claim: sysmon may have retaken it ('Hog hand-off').
     Processor pp = mp == null ? null : mp.tryClaimP(reacquire);
+    boolean toRunnext = false;
     if (pp == null) {
       globRunqPut(gp);
     } else {
       try {
         pp.runqPut(gp, true);
+        toRunnext = pp.runnextIs(gp); // not under Sched.RANDOMIZE's coin, or kicked out
       } finally {
         mp.unclaimP();
       }
+    }
+    if (!yielded && was != Goroutine.IDLE && Trace.on(Trace.GO_UNBLOCK)) {
+      Trace.goUnblock(gp, pp == null ? "global" : toRunnext ? "runnext" : "local");
     }
     wakeP();
   }
@@ -326,6 +343,9 @@ public final class Sched {
   /** Go's gdestroy, for a G whose thread terminated. Called only by the M that ran it. */
   void gdestroy(Goroutine gp) {
     gp.setDead();
+    if (Trace.on(Trace.GO_DESTROY)) {
+      Trace.goDestroy(gp);
+    }
     allgs.remove(gp);
     if (gp.system) {
       ngsys.decrementAndGet();
@@ -363,10 +383,10 @@ public final class Sched {
   }
 
   /**
-   * Go's startm: runs P {@code pp} on an idle M, or on a new one. Any thread; must not hold
-   * sched.lock.
+   * Go's startm: runs P {@code pp} on an idle M, or on a new one, and returns that M (null at
+   * the thread limit with maxthreads.exceeded=queue). Any thread; must not hold sched.lock.
    */
-  void startM(Processor pp, boolean spinning) {
+  Machine startM(Processor pp, boolean spinning) {
     Machine nmp;
     lock.lock();
     try {
@@ -384,7 +404,7 @@ public final class Sched {
           if (spinning) {
             nmspinning.decrementAndGet();
           }
-          return;
+          return null;
         }
         nmp = new Machine(this, id, pp, spinning);
         allm.add(0, nmp);
@@ -404,6 +424,7 @@ public final class Sched {
     if (sm != null) {
       sm.wake(); // a P is about to run: sysmon must watch it (Go wakes it in exitsyscall)
     }
+    return nmp;
   }
 
   /** Ends sysmon's deep sleep (Go: entersyscall wakes a waiting sysmon). Any thread. */
@@ -416,37 +437,36 @@ public final class Sched {
 
   /**
    * Go's handoffp: gives P {@code pp} (idle, on no list, no M) to an M if there is anything for
-   * it to do, else puts it on the idle list. Any thread; must not hold sched.lock.
+   * it to do, else puts it on the idle list. Returns the M it started, or null (for the trace).
+   * Any thread; must not hold sched.lock.
    */
-  void handoffP(Processor pp) {
+  Machine handoffP(Processor pp) {
     // if it has local work, start it straight away
     if (!pp.runqEmpty() || runqsize != 0) {
-      startM(pp, false);
-      return;
+      return startM(pp, false);
     }
     // no local work, check that there are no spinning/idle M's, otherwise our help is not
     // required
     if (nmspinning.get() + npidle == 0 && nmspinning.compareAndSet(0, 1)) {
-      startM(pp, true);
-      return;
+      return startM(pp, true);
     }
     lock.lock();
     try {
       if (gcwaiting) {
         pp.status = Processor.GCSTOP;
         stopOneP();
-        return;
+        return null;
       }
       if (runqsize == 0) {
         // Go also starts an M here for the last running P when nobody polls the network; the
         // JDK polls sockets itself, so there is no network poller to keep alive.
         pidleput(pp);
-        return;
+        return null;
       }
     } finally {
       lock.unlock();
     }
-    startM(pp, false);
+    return startM(pp, false);
   }
 
   /** A P stopped for a pending stop-the-world. Any thread; takes no lock. */
@@ -570,6 +590,9 @@ public final class Sched {
     pp.link = pidle;
     pidle = pp;
     npidle++;
+    if (Trace.on(Trace.PROC_IDLE)) {
+      Trace.procIdleBegin(pp);
+    }
   }
 
   /** Go's pidleget. Requires sched.lock. */
@@ -579,6 +602,9 @@ public final class Sched {
       pidle = pp.link;
       pp.link = null;
       npidle--;
+      if (pp.traceIdle != null) {
+        Trace.procIdleEnd(pp);
+      }
     }
     return pp;
   }
@@ -697,7 +723,7 @@ public final class Sched {
       return ret;
     }
     customGomaxprocs = true;
-    return n == ret ? ret : resize(n);
+    return n == ret ? ret : resize(n, true);
   }
 
   /**
@@ -712,7 +738,7 @@ public final class Sched {
     updatingMaxProcs = true;
     Thread.ofPlatform().daemon().name("gmp-stw").start(() -> {
       try {
-        resize(n);
+        resize(n, false);
       } finally {
         updatingMaxProcs = false;
       }
@@ -724,9 +750,10 @@ public final class Sched {
    */
   private volatile boolean updatingMaxProcs;
 
-  private int resize(int n) {
+  /** A stop-the-world resize to n Ps; {@code api}: asked by the program, else by sysmon. */
+  private int resize(int n, boolean api) {
     int[] prev = new int[1];
-    runOnSystemThread(() -> prev[0] = stopTheWorldAndResize(n));
+    runOnSystemThread(() -> prev[0] = stopTheWorldAndResize(n, api));
     return prev[0];
   }
 
@@ -768,7 +795,7 @@ public final class Sched {
     }
   }
 
-  private int stopTheWorldAndResize(int n) {
+  private int stopTheWorldAndResize(int n, boolean api) {
     worldsema.acquireUninterruptibly();
     try {
       long t0 = System.nanoTime();
@@ -779,6 +806,9 @@ public final class Sched {
       startTheWorld(n);
       gomaxprocsChanges.increment();
       stwTotal.record(System.nanoTime() - t0);
+      if (Trace.on(Trace.PROCS_CHANGE)) {
+        Trace.procsChange(prev, n, api);
+      }
       return prev;
     } finally {
       worldsema.release();
@@ -812,7 +842,7 @@ public final class Sched {
     // retaken by sysmon if it ignores the request (see 'Hog hand-off' in HogHandoff).
     for (Processor pp : allp) {
       if (pp.status == Processor.RUNNING) {
-        Preempt.preemptOne(pp);
+        Preempt.preemptOne(pp, 0, "stopTheWorld");
       }
     }
     stopnote.acquireUninterruptibly(); // released by whoever stops the last P, maybe us

@@ -72,6 +72,13 @@ final class Syscall {
       mp.unclaimP();
       return true;
     }
+    // Go's GoSyscallBegin ends the P slice; under the claim, so sysmon cannot take it first.
+    if (mp.traceRun != null) {
+      Trace.runEnd(mp, Trace.END_SYSCALL, "");
+    }
+    if (Trace.on(Trace.GO_SYSCALL)) {
+      Trace.syscallBegin(gp, mp, pp);
+    }
     mp.enterSyscall(pp); // the claim becomes PHOLD_SYSCALL
     gp.sched.nGsyscall.increment(); // after: an OutOfMemoryError here must not keep the claim
     return true;
@@ -93,9 +100,19 @@ final class Syscall {
     Sched sched = gp.sched;
     Machine mp = gp.runningM();
     sched.nGsyscall.decrement();
+    boolean traced = gp.traceSyscall != null;
+    if (traced) {
+      Trace.syscallStop(gp); // before exitSyscallFast begins the next GoRun slice
+    }
     if (mp.exitSyscallFast()) {
       gp.casSyscallToRunning();
+      if (traced) {
+        Trace.syscallEnd(gp, mp, false);
+      }
       return;
+    }
+    if (traced) {
+      Trace.syscallEnd(gp, mp, true); // Go's GoSyscallEndBlocked
     }
     // No P for this M. The G yields; the M, holding no P, queues it globally and stops (see
     // the overview). Go's slow path (grab an idle P) would take sched.lock here, on the G, and a

@@ -128,6 +128,7 @@ final class Sysmon extends Thread {
         if (hog != null) {
           hog.flushReports(now);
         }
+        Trace.sysmonTick(now);
         if (schedtraceMs > 0 && now - lasttrace >= schedtraceMs * 1_000_000L) {
           lasttrace = now;
           System.err.print(sched.schedtrace(scheddetail));
@@ -178,7 +179,7 @@ final class Sysmon extends Thread {
           }
         } else if (now - pdSchedwhen[i] >= forcePreemptNs) {
           sched.timesliceOverruns.increment();
-          Preempt.preemptOne(pp);
+          Preempt.preemptOne(pp, now - pdSchedwhen[i], "timeslice");
           // If pp is in a syscall, preemptone doesn't work: retake the P instead. A G that
           // makes many short syscalls is nearly always caught mid-call.
           sysretake = true;
@@ -207,7 +208,11 @@ final class Sysmon extends Thread {
         if (pp.casStatus(Processor.SYSCALL, Processor.IDLE)) { // pairs with exitSyscallFast
           n++;
           sched.syscallHandoffs.increment();
-          sched.handoffP(pp);
+          Machine from = pp.syscallM; // written before the status that our CAS read
+          Machine to = sched.handoffP(pp);
+          if (Trace.on(Trace.PROC_HANDOFF)) {
+            Trace.procHandoff(pp, from == null ? -1 : from.id, to, "syscall", null);
+          }
         }
       }
     }

@@ -46,7 +46,7 @@ class PinnedPollInSyscallTest {
         Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
         boolean entered = Syscall.enter();
         assertEquals(Goroutine.SYSCALL, gp.status(), "entered the syscall");
-        Preempt.request(gp); // as sysmon would
+        Preempt.request(gp, null, 0, "timeslice"); // as sysmon would
         assertTrue(PollsInClinit.POLLED); // the pinned poll: its yield fails
         Syscall.exit(entered);
         assertEquals(Goroutine.RUNNING, gp.status(), "left the syscall");

@@ -1,0 +1,508 @@
+package io.gmp4j.runtime;
+
+import io.gmp4j.Float64Histogram;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Map;
+import jdk.jfr.EventType;
+import jdk.jfr.FlightRecorder;
+import jdk.jfr.FlightRecorderListener;
+import jdk.jfr.Recording;
+
+/**
+ * The scheduler's JFR events: Go's execution tracer (runtime/trace.go, traceruntime.go) on JDK
+ * Flight Recorder. The event types are in {@link TraceEvents}.
+ *
+ * <h2>Implementation overview: 'Tracing'</h2>
+ *
+ * Go's tracer writes per-M batches and pays one branch when tracing is off ({@code
+ * traceAcquire}). gmp4j commits JFR events, which JFR orders by time, and pays one opaque load
+ * and a bit test when an event is off:
+ *
+ * <ol>
+ *   <li>{@link #install} (at scheduler start) adds a {@code FlightRecorderListener}; it does not
+ *       start JFR. When JFR comes up (a {@code -XX:StartFlightRecording}, a {@code jcmd
+ *       JFR.start}, a RecordingStream), the listener registers every event class (they live on
+ *       the boot class path, where JFR does not find them by itself before first use) and the
+ *       periodic SchedStats hook.
+ *   <li>{@link #enabled} has one bit per event type: whether some recording has it on. sysmon
+ *       refreshes it from {@code EventType.isEnabled} once a second, and every cycle for 100ms
+ *       after a recording changes state (JFR tells listeners before it applies the recording's
+ *       settings, so a refresh inside the callback would read the old ones). A new recording's
+ *       events therefore start within a sysmon cycle or two of its start.
+ *   <li>A hot path reads the word once ({@link #on}); only with its bit set does it allocate an
+ *       event, read the clock or call into JFR. JFR's own check (threshold, throttle) still
+ *       runs at commit, so a stale bit costs at most an event object that JFR drops.
+ * </ol>
+ *
+ * <p>Rejected: {@code new X().isEnabled()} or {@code shouldCommit()} at each site, the pattern in
+ * the jdk.jfr docs. An uninstrumented event class makes both free, but once any recording has
+ * instrumented it (a recording that has it off included) they cost three dependent loads
+ * behind an allocation the JIT must prove dead, on every wake-up. A static {@code EventType}
+ * per type and {@code isEnabled()} per call: a volatile read and two calls into JFR each time.
+ * The JDK's own virtual-thread events ({@code jdk.internal.event.VirtualThreadStartEvent}) are
+ * checked the way we do, through a static flag that JFR flips; user events have no such hook,
+ * hence sysmon's refresh.
+ *
+ * <h3>Who commits what</h3>
+ *
+ * <pre>
+ *   event           committed by                        where
+ *   GoCreate        the thread that started the G        Sched.adopt
+ *   GoRun           the M (carrier) after the run; the   Machine.execute; Syscall.enter,
+ *                   G queues the slice it ends at        Machine.exitSyscallFast and
+ *                   entersyscall for its M; sysmon for   tryReacquireP begin one;
+ *                   a slice it ends by a hand-off        HogHandoff.retake
+ *   GoUnblock       the thread that readied the G        Sched.ready
+ *   GoSyscall       begun and ended by the G, queued     Syscall.enter / exit
+ *                   for its M, committed after the run
+ *   GoDestroy       the M                                Sched.gdestroy
+ *   RunqSteal       the thief M                          Machine.stealWork
+ *   PreemptRequest  sysmon, stop-the-world, or the M     Preempt.request
+ *   ProcHandoff     sysmon                               Sysmon.retake, HogHandoff.retake
+ *   ProcsChange     the stop-the-world thread            Sched.stopTheWorldAndResize
+ *   ProcIdle        whoever takes the P off the list     Sched.pidleget (begun in pidleput)
+ *   SchedStats      JFR's periodic thread                the hook below
+ * </pre>
+ *
+ * A GoRun is a P slice, as in Go: GoStart to GoStop, GoBlock or GoSyscallBegin. A G that
+ * enters a syscall ends its slice there, and begins another when it gets a P back without
+ * unmounting; so no two slices of one P overlap, and a P that sysmon hands off is free in the
+ * recording from the hand-off on. Events committed by the G itself would land in JMC's single
+ * virtual-thread lane (JMC keys lanes by OS thread id), so the G only takes the timestamps
+ * ({@code begin}, {@code end}) and leaves the event in its M's {@code tracePending} queue,
+ * which the M commits after the run, on its own thread: JFR takes the thread at commit, the
+ * times at begin and end. A full queue (a G that makes thousands of syscalls in one run) is
+ * committed by the G. The slice that sysmon ends when it retakes a P from a hog is committed by
+ * sysmon (lane gmp-sysmon, field {@code m} still names the M): after the retake the G may take
+ * a new P and begin a new slice at any moment, and nothing orders sysmon's end of the old one
+ * before the M's next look at it.
+ *
+ * <p>The slice state is confined to the M and the G mounted on it (they never run at once; see
+ * 'Hog hand-off' in {@link HogHandoff}); sysmon reads the open slice only between its acquire of
+ * the M's phold word and its retake CAS, when the run number pins it.
+ *
+ * <h3>Cost</h3>
+ *
+ * Off: one opaque load and a branch per site (ready, execute, the syscall bracket, steal,
+ * idle-list operations); nothing in Preempt.poll. On: an event object and a {@code
+ * System.nanoTime} per readying (for schedLatency), and JFR's thread-local write per commit.
+ * See BENCHMARKS.md for the measured numbers.
+ */
+final class Trace {
+  private Trace() {}
+
+  // One bit per event type in enabled, in Listener.TYPES order.
+  static final int GO_CREATE = 1;
+  static final int GO_RUN = 1 << 1;
+  static final int GO_UNBLOCK = 1 << 2;
+  static final int GO_SYSCALL = 1 << 3;
+  static final int GO_DESTROY = 1 << 4;
+  static final int RUNQ_STEAL = 1 << 5;
+  static final int PREEMPT_REQUEST = 1 << 6;
+  static final int PROC_HANDOFF = 1 << 7;
+  static final int PROCS_CHANGE = 1 << 8;
+  static final int PROC_IDLE = 1 << 9;
+
+  // GoRun end reasons, as Go's GoStop/GoBlock reasons and the rest.
+  static final int END_BLOCK = 0;
+  static final int END_GOSCHED = 1;
+  static final int END_PREEMPTED = 2;
+  static final int END_SYSCALL = 3;
+  static final int END_HANDOFF = 4;
+  static final int END_EXIT = 5;
+
+  private static final String[] END_NAMES = {
+    "block", "gosched", "preempted", "syscall", "handoff", "exit"
+  };
+
+  /** Slices and syscalls an M keeps for committing after the run. */
+  private static final int PENDING = 64;
+
+  private static final VarHandle ENABLED;
+
+  static {
+    try {
+      ENABLED = MethodHandles.lookup().findStaticVarHandle(Trace.class, "enabled", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /**
+   * The event types some recording has on, one bit each. Written by sysmon (refresh) and by
+   * the listener; read opaque by every site: a stale bit costs an event or loses one around a
+   * recording's start or stop, never a wrong event.
+   */
+  @SuppressWarnings("unused") // accessed through ENABLED
+  private static volatile int enabled;
+
+  /**
+   * The registered EventTypes, in Listener.TYPES order, or null until JFR is up. Written once by the
+   * listener (volatile publish); read by refresh.
+   */
+  private static volatile EventType[] types;
+
+  /** Until when sysmon refreshes every cycle (nanoTime); see the overview. Racy, volatile. */
+  private static volatile long refreshEveryCycleUntil;
+
+  private static long lastRefresh;
+
+  /** Whether the event with {@code bit} may be on. Any thread; one opaque load. */
+  static boolean on(int bit) {
+    return ((int) ENABLED.getOpaque() & bit) != 0; // pairs with setOpaque in refresh
+  }
+
+  /**
+   * Hooks gmp4j into JFR for scheduler {@code s}; see step 1. Never throws: without the jdk.jfr
+   * module or on any failure, nothing is traced. Called once, at scheduler start.
+   */
+  static void install(Sched s) {
+    // The hot paths load this class for on(); nothing in its signatures or field types needs
+    // jdk.jfr to be verified, so a JVM without that module only fails here, and quietly.
+    try {
+      FlightRecorder.addListener(new Listener(s));
+    } catch (Throwable t) {
+      // No JFR in this JVM (a jlink image without jdk.jfr): the bits stay 0.
+    }
+  }
+
+  private static final class Listener implements FlightRecorderListener {
+    // In the bit order of enabled. Here, not in Trace: a class literal loads its class.
+    private static final Class<?>[] TYPES = {
+      TraceEvents.GoCreate.class, TraceEvents.GoRun.class, TraceEvents.GoUnblock.class,
+      TraceEvents.GoSyscall.class, TraceEvents.GoDestroy.class, TraceEvents.RunqSteal.class,
+      TraceEvents.PreemptRequest.class, TraceEvents.ProcHandoff.class,
+      TraceEvents.ProcsChange.class, TraceEvents.ProcIdle.class, TraceEvents.SchedStats.class
+    };
+
+    private final Sched sched;
+
+    Listener(Sched sched) {
+      this.sched = sched;
+    }
+
+    @Override
+    public void recorderInitialized(FlightRecorder recorder) {
+      try {
+        EventType[] t = new EventType[TYPES.length];
+        for (int i = 0; i < TYPES.length; i++) {
+          @SuppressWarnings("unchecked")
+          Class<? extends jdk.jfr.Event> c = (Class<? extends jdk.jfr.Event>) TYPES[i];
+          FlightRecorder.register(c);
+          t[i] = EventType.getEventType(c);
+        }
+        FlightRecorder.addPeriodicEvent(TraceEvents.SchedStats.class, () -> schedStats(sched));
+        types = t;
+        refreshSoon();
+      } catch (Throwable e) {
+        System.err.println("gmp4j: JFR events unavailable: " + e);
+      }
+    }
+
+    @Override
+    public void recordingStateChanged(Recording recording) {
+      refreshSoon();
+    }
+  }
+
+  private static void refreshSoon() {
+    refreshEveryCycleUntil = System.nanoTime() + 100_000_000L;
+    refresh(); // for a recording already running when JFR came up
+  }
+
+  /** sysmon's refresh of {@link #enabled}; see step 2. Called by sysmon every cycle. */
+  static void sysmonTick(long now) {
+    if (types == null) {
+      return;
+    }
+    if (now - refreshEveryCycleUntil < 0 || now - lastRefresh >= 1_000_000_000L) {
+      lastRefresh = now;
+      refresh();
+    }
+  }
+
+  private static synchronized void refresh() {
+    EventType[] t = types;
+    if (t == null) {
+      return;
+    }
+    int bits = 0;
+    for (int i = 0; i < t.length; i++) {
+      if (t[i].isEnabled()) {
+        bits |= 1 << i;
+      }
+    }
+    ENABLED.setOpaque(bits); // single writer: under the class lock
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Goroutine events
+
+  /** GoCreate, on the creating thread. Called by Sched.adopt with the bit set. */
+  static void goCreate(Goroutine gp) {
+    TraceEvents.GoCreate e = new TraceEvents.GoCreate();
+    e.goid = gp.goid;
+    e.parentGoid = currentGoid();
+    e.thread = gp.thread;
+    e.commit();
+  }
+
+  /** GoUnblock, queued {@code to} runnext, local or global. Called by Sched.ready. */
+  static void goUnblock(Goroutine gp, String to) {
+    TraceEvents.GoUnblock e = new TraceEvents.GoUnblock();
+    e.goid = gp.goid;
+    e.byGoid = currentGoid();
+    e.to = to;
+    e.commit();
+  }
+
+  /** GoDestroy, on the M. Called by Sched.gdestroy with the bit set. */
+  static void goDestroy(Goroutine gp) {
+    TraceEvents.GoDestroy e = new TraceEvents.GoDestroy();
+    e.goid = gp.goid;
+    e.commit();
+  }
+
+  /** The goid of the G running the caller, or of an M's current G, else 0. Any thread. */
+  private static long currentGoid() {
+    Thread ct = Thread.currentThread();
+    if (ct.isVirtual()) {
+      return VirtualThreads.scheduler(ct) instanceof Goroutine g ? g.goid : 0;
+    }
+    if (ct instanceof Machine mt) {
+      Goroutine g = mt.curg; // the JDK's carrier-side code inside a run: that G did it
+      return g == null ? 0 : g.goid;
+    }
+    return 0;
+  }
+
+  /**
+   * Begins a GoRun slice of gp on pp, held by mp. Called by mp (execute) or gp on mp (after a
+   * syscall or a retake), before the phold release that opens the slice to sysmon; any slice
+   * still open is dropped (a recording started meanwhile instrumented nothing before it).
+   */
+  static void runBegin(Machine mp, Goroutine gp, Processor pp, boolean runnext, long latency) {
+    TraceEvents.GoRun e = new TraceEvents.GoRun();
+    e.begin();
+    e.goid = gp.goid;
+    e.p = pp.id;
+    e.m = mp.id;
+    e.runnext = runnext;
+    e.schedLatency = latency;
+    e.waitReason = "";
+    mp.traceRun = e;
+  }
+
+  /**
+   * Ends mp's open GoRun slice, if any, with {@code end}; commits it on mp, or queues it there
+   * when the caller is mp's G. Called by mp or by the G on it.
+   */
+  static void runEnd(Machine mp, int end, String waitReason) {
+    Object o = mp.traceRun;
+    if (o == null) {
+      return;
+    }
+    mp.traceRun = null;
+    TraceEvents.GoRun e = (TraceEvents.GoRun) o;
+    e.end();
+    e.end = END_NAMES[end];
+    e.waitReason = waitReason == null ? "" : waitReason;
+    commitOn(mp, e);
+  }
+
+  /** Drops mp's open slice (a spurious run, or one that sysmon took). Called by mp. */
+  static void runDrop(Machine mp) {
+    mp.traceRun = null;
+  }
+
+  /**
+   * The slice of the run sysmon is about to retake: read before the retake CAS, when the run
+   * number pins it (see the overview). Called only by sysmon.
+   */
+  static Object runPeek(Machine mp) {
+    return mp.traceRun;
+  }
+
+  /** Ends and commits, on sysmon, a slice whose P sysmon retook. Called only by sysmon. */
+  static void runHandedOff(Object slice) {
+    TraceEvents.GoRun e = (TraceEvents.GoRun) slice;
+    e.end();
+    e.end = END_NAMES[END_HANDOFF];
+    e.commit();
+  }
+
+  /** Begins gp's GoSyscall on mp, leaving pp. Called by gp in entersyscall with the bit set. */
+  static void syscallBegin(Goroutine gp, Machine mp, Processor pp) {
+    TraceEvents.GoSyscall e = new TraceEvents.GoSyscall();
+    e.begin();
+    e.goid = gp.goid;
+    e.p = pp.id;
+    e.m = mp.id;
+    gp.traceSyscall = e;
+  }
+
+  /**
+   * Takes the end time of gp's open GoSyscall, before exitsyscall knows whether it kept its P.
+   * Called by gp, or by its M after a run that parked inside the bracket.
+   */
+  static void syscallStop(Goroutine gp) {
+    ((TraceEvents.GoSyscall) gp.traceSyscall).end();
+  }
+
+  /**
+   * Closes gp's stopped GoSyscall, to be committed on mp (null: now, on the caller). Same
+   * callers as {@link #syscallStop}.
+   */
+  static void syscallEnd(Goroutine gp, Machine mp, boolean lostP) {
+    TraceEvents.GoSyscall e = (TraceEvents.GoSyscall) gp.traceSyscall;
+    gp.traceSyscall = null;
+    e.lostP = lostP;
+    if (mp == null) {
+      e.commit();
+    } else {
+      commitOn(mp, e);
+    }
+  }
+
+  /** Commits {@code e} now if the caller is mp, else queues it for mp. Called by mp or its G. */
+  private static void commitOn(Machine mp, Object e) {
+    // Object, not jdk.jfr.Event: verifying this class must not load jdk.jfr (see install).
+    if (Thread.currentThread() == mp) {
+      ((jdk.jfr.Event) e).commit();
+      return;
+    }
+    Object[] q = mp.tracePending;
+    if (q == null) {
+      q = mp.tracePending = new Object[PENDING];
+    }
+    if (mp.tracePendingCount == q.length) {
+      ((jdk.jfr.Event) e).commit(); // a full queue: on the G, in JMC's virtual-thread lane
+      return;
+    }
+    q[mp.tracePendingCount++] = e;
+  }
+
+  /** Commits what mp's G queued during the run. Called only by mp, after each run. */
+  static void flush(Machine mp) {
+    int n = mp.tracePendingCount;
+    if (n == 0) {
+      return;
+    }
+    Object[] q = mp.tracePending;
+    for (int i = 0; i < n; i++) {
+      ((jdk.jfr.Event) q[i]).commit();
+      q[i] = null;
+    }
+    mp.tracePendingCount = 0;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // P events
+
+  /** RunqSteal, on the thief. Called by Machine.stealWork with the bit set. */
+  static void runqSteal(Processor thief, Processor victim, int count, boolean runnext) {
+    TraceEvents.RunqSteal e = new TraceEvents.RunqSteal();
+    e.thiefP = thief.id;
+    e.victimP = victim.id;
+    e.count = count;
+    e.runnext = runnext;
+    e.commit();
+  }
+
+  /** PreemptRequest. Called by Preempt.request with the bit set. */
+  static void preemptRequest(Processor pp, Goroutine gp, long sliceRan, String reason) {
+    TraceEvents.PreemptRequest e = new TraceEvents.PreemptRequest();
+    e.p = pp == null ? -1 : pp.id;
+    e.goid = gp.goid;
+    e.sliceRan = sliceRan;
+    e.reason = reason;
+    e.commit();
+  }
+
+  /**
+   * ProcHandoff of pp from M {@code fromM} to {@code toM} (null: the P went idle), with the
+   * G's top frames for a hog. Called only by sysmon with the bit set.
+   */
+  static void procHandoff(Processor pp, int fromM, Machine toM, String reason, Goroutine gp) {
+    TraceEvents.ProcHandoff e = new TraceEvents.ProcHandoff();
+    e.p = pp.id;
+    e.fromM = fromM;
+    e.toM = toM == null ? -1 : toM.id;
+    e.reason = reason;
+    e.goid = gp == null ? 0 : gp.goid;
+    e.frames = gp == null || reason.equals("syscall") ? "" : HogHandoff.topFrames(gp.thread);
+    e.commit();
+  }
+
+  /** ProcsChange. Called by the stop-the-world thread with the bit set. */
+  static void procsChange(int old, int nu, boolean api) {
+    TraceEvents.ProcsChange e = new TraceEvents.ProcsChange();
+    e.old = old;
+    e.newProcs = nu;
+    e.reason = api ? "api" : "cpuLimit";
+    e.commit();
+  }
+
+  /** Begins pp's ProcIdle. Requires sched.lock; called by pidleput with the bit set. */
+  static void procIdleBegin(Processor pp) {
+    TraceEvents.ProcIdle e = new TraceEvents.ProcIdle();
+    e.begin();
+    e.p = pp.id;
+    pp.traceIdle = e;
+  }
+
+  /** Ends pp's open ProcIdle. Requires sched.lock; called by pidleget when one is open. */
+  static void procIdleEnd(Processor pp) {
+    TraceEvents.ProcIdle e = (TraceEvents.ProcIdle) pp.traceIdle;
+    pp.traceIdle = null;
+    e.commit();
+  }
+
+  /** The SchedStats hook, on JFR's periodic thread: SchedMetrics without locks. */
+  private static void schedStats(Sched s) {
+    Map<String, Object> m = SchedMetrics.read(s);
+    TraceEvents.SchedStats e = new TraceEvents.SchedStats();
+    e.gomaxprocs = num(m, "/sched/gomaxprocs:threads");
+    e.goroutinesCreated = num(m, "/sched/goroutines-created:goroutines");
+    e.goroutinesNotInGo = num(m, "/sched/goroutines/not-in-go:goroutines");
+    e.goroutinesRunnable = num(m, "/sched/goroutines/runnable:goroutines");
+    e.goroutinesRunning = num(m, "/sched/goroutines/running:goroutines");
+    e.goroutinesWaiting = num(m, "/sched/goroutines/waiting:goroutines");
+    e.goroutines = num(m, "/sched/goroutines:goroutines");
+    e.threadsTotal = num(m, "/sched/threads/total:threads");
+    e.gomaxprocsChanges = num(m, "/sched/gomaxprocs/changes:changes");
+    e.preemptionsRequested = num(m, "/sched/preemptions/requested:preemptions");
+    e.preemptionsHonored = num(m, "/sched/preemptions/honored:preemptions");
+    e.timesliceOverruns = num(m, "/sched/timeslice/overruns:overruns");
+    e.steals = num(m, "/sched/steals:steals");
+    e.stealsGoroutines = num(m, "/sched/steals/goroutines:goroutines");
+    e.runnextHits = num(m, "/sched/runnext/hits:goroutines");
+    e.syscallsHandoffs = num(m, "/sched/syscalls/handoffs:handoffs");
+    e.preemptionsHandoffs = num(m, "/sched/preemptions/handoffs:handoffs");
+    e.runqueueGlobal = num(m, "/sched/runqueue/global:goroutines");
+    long local = 0;
+    for (long n : (long[]) m.get("/sched/runqueue/local:goroutines")) {
+      local += n;
+    }
+    e.runqueueLocal = local;
+    e.procsIdle = num(m, "/sched/procs/idle:procs");
+    e.threadsIdle = num(m, "/sched/threads/idle:threads");
+    e.threadsSpinning = num(m, "/sched/threads/spinning:threads");
+    e.latenciesCount = total((Float64Histogram) m.get("/sched/latencies:seconds"));
+    e.pausesTotalCount = total((Float64Histogram) m.get("/sched/pauses/total/other:seconds"));
+    e.commit();
+  }
+
+  private static long num(Map<String, Object> m, String name) {
+    return (Long) m.get(name);
+  }
+
+  private static long total(Float64Histogram h) {
+    long n = 0;
+    for (long c : h.counts()) {
+      n += c;
+    }
+    return n;
+  }
+}
