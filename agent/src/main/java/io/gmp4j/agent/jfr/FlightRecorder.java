@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -31,9 +32,11 @@ import jdk.jfr.consumer.RecordingStream;
  *   <li>{@link #start} opens a {@link RecordingStream} with {@code flightrecorder.settings}
  *       (gmp4j-detail.jfc by default: a window is for "what happened just before", which needs
  *       every run, not the runs above gmp4j.jfc's 10 ms), {@code setMaxAge(flightrecorder)} and
- *       {@code setMaxSize(flightrecorder.maxsize)}, and starts it on JFR's own stream thread.
- *   <li>Triggers, on that thread: every {@code gmp4j.ProcHandoff} (sysmon took a P from a
- *       hogging, pinned or blocked M), and, when {@code flightrecorder.latency} is set, a {@code
+ *       {@code setMaxSize(flightrecorder.maxsize)}, and runs it on the daemon thread {@code
+ *       gmp4j-flightrecorder-stream}.
+ *   <li>Triggers, on that thread: a {@code gmp4j.ProcHandoff} for a hog (reason {@code
+ *       ignoredPreemption} or {@code pinned}: sysmon took the P from a G that kept it for two
+ *       time slices), and, when {@code flightrecorder.latency} is set, a {@code
  *       gmp4j.GoRun} whose {@code schedLatency} (time runnable before the run) is above it.
  *   <li>A trigger queues one dump on the {@code gmp4j-flightrecorder} daemon thread, which calls
  *       {@code RecordingStream.dump(file)}: the window as it is on disk, through the last flush,
@@ -41,6 +44,10 @@ import jdk.jfr.consumer.RecordingStream;
  *   <li>{@code GET /debug/flightrecorder} on the agent's endpoint dumps at once, on the same
  *       thread, and answers with the file's path and size.
  * </ol>
+ *
+ * Rejected: a hand-off from a syscall as a trigger. It is the normal course of blocking I/O (Go's
+ * retake does it all the time, and Go's tracer records it as a plain ProcSteal); an I/O-bound
+ * app would dump a window every window.
  *
  * <h3>Rate limit</h3>
  *
@@ -66,8 +73,9 @@ import jdk.jfr.consumer.RecordingStream;
  *
  * <h3>Failure</h3>
  *
- * A dump that fails (a full disk, a directory removed meanwhile) prints one line and deletes its
- * partial file; the stream keeps recording and the next trigger tries again. A directory that is
+ * A dump is written to a hidden {@code .part} file and renamed, so a {@code gmp4j-flight-*.jfr}
+ * is always complete. A dump that fails (a full disk, a directory removed meanwhile) prints one
+ * line and deletes its partial file; the stream keeps recording and the next trigger tries again. A directory that is
  * not writable at start is one line and no flight recorder.
  */
 public final class FlightRecorder {
@@ -136,7 +144,11 @@ public final class FlightRecorder {
       stream.setMaxAge(window);
       stream.setMaxSize(maxSize);
       FlightRecorder fr = new FlightRecorder(stream, dir, window, log);
-      stream.onEvent("gmp4j.ProcHandoff", e -> fr.trigger("a P hand-off (" + describe(e) + ")"));
+      stream.onEvent("gmp4j.ProcHandoff", e -> {
+        if (!"syscall".equals(e.getString("reason"))) {
+          fr.trigger("a hog hand-off (" + describe(e) + ")");
+        }
+      });
       if (latencyNanos > 0) {
         stream.onEvent("gmp4j.GoRun", e -> {
           if (e.hasField("schedLatency") && e.getDuration("schedLatency").toNanos() > latencyNanos) {
@@ -145,7 +157,20 @@ public final class FlightRecorder {
           }
         });
       }
-      stream.startAsync();
+      // start() on a daemon thread of ours, not startAsync(): its thread is never a daemon
+      // (AbstractEventStream's daemon flag is internal), and would keep the JVM alive after
+      // main returns. start() returns when the stream closes, at the JVM's exit.
+      RecordingStream started = stream;
+      Thread t = new Thread(() -> {
+        try {
+          started.start();
+        } catch (RuntimeException e) {
+          log.accept("gmp4j: flightrecorder: the stream stopped: " + Settings.describe(e)
+              + "; no more dumps, gmp4j and the app run on");
+        }
+      }, "gmp4j-flightrecorder-stream");
+      t.setDaemon(true);
+      t.start();
       running = fr;
       return null;
     } catch (Exception | LinkageError e) {
@@ -174,7 +199,7 @@ public final class FlightRecorder {
     }
   }
 
-  /** Steps 2 and 3, with the rate limit. Called on JFR's stream thread. */
+  /** Steps 2 and 3, with the rate limit. Called on the gmp4j-flightrecorder-stream thread. */
   private void trigger(String why) {
     int foldedNow;
     synchronized (this) {
@@ -201,17 +226,20 @@ public final class FlightRecorder {
   private String dump(String why, int foldedTriggers) {
     Path file = dir.resolve("gmp4j-flight-" + pid + "-" + LocalDateTime.now().format(STAMP)
         + ".jfr");
+    // Written under a name no watcher matches, then renamed: a gmp4j-flight-*.jfr is complete.
+    Path part = dir.resolve("." + file.getFileName() + ".part");
     try {
-      stream.dump(file);
+      stream.dump(part);
+      Files.move(part, file, StandardCopyOption.ATOMIC_MOVE);
       long size = Files.size(file);
       log.accept("gmp4j: flightrecorder: " + why + ": wrote the last " + window.toSeconds()
           + "s to " + file + " (" + size + " bytes"
-          + (foldedTriggers > 0 ? "; " + foldedTriggers + " earlier triggers within the window"
-              + " were not dumped" : "") + ")");
+          + (foldedTriggers > 0 ? "; " + foldedTriggers + " triggers since the last dump fell"
+              + " in its window and were not dumped" : "") + ")");
       return file + " " + size;
     } catch (Exception e) {
       try {
-        Files.deleteIfExists(file);
+        Files.deleteIfExists(part);
       } catch (IOException | RuntimeException ignored) {
         // the same disk that failed the dump: the line below says enough
       }
@@ -224,7 +252,7 @@ public final class FlightRecorder {
 
   private static String describe(RecordedEvent e) {
     StringBuilder sb = new StringBuilder();
-    for (String field : new String[] {"reason", "p", "fromM", "toM"}) {
+    for (String field : new String[] {"reason", "p", "goid", "fromM", "toM"}) {
       if (e.hasField(field)) {
         sb.append(sb.isEmpty() ? "" : " ").append(field).append('=')
             .append((Object) e.getValue(field));
