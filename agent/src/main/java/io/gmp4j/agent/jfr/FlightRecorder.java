@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import jdk.jfr.Configuration;
 import jdk.jfr.consumer.RecordedEvent;
-import jdk.jfr.consumer.RecordingStream;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.EventStream;
 
 /**
  * The flight recorder ({@code flightrecorder=<age>}): Go 1.25's {@code runtime/trace.FlightRecorder}
@@ -29,17 +30,17 @@ import jdk.jfr.consumer.RecordingStream;
  * WriteTo} when it sees a slow request. Here JFR keeps the window, and the triggers are events:
  *
  * <ol>
- *   <li>{@link #start} opens a {@link RecordingStream} with {@code flightrecorder.settings}
+ *   <li>{@link #start} starts a {@link Recording} with {@code flightrecorder.settings}
  *       (gmp4j-detail.jfc by default: a window is for "what happened just before", which needs
  *       every run, not the runs above gmp4j.jfc's 10 ms), {@code setMaxAge(flightrecorder)} and
- *       {@code setMaxSize(flightrecorder.maxsize)}, and runs it on the daemon thread {@code
- *       gmp4j-flightrecorder-stream}.
+ *       {@code setMaxSize(flightrecorder.maxsize)}, and an {@code EventStream.openRepository()} over
+ *       it (from the recording's start) on the daemon thread {@code gmp4j-flightrecorder-stream}.
  *   <li>Triggers, on that thread: a {@code gmp4j.ProcHandoff} for a hog (reason {@code
  *       ignoredPreemption} or {@code pinned}: sysmon took the P from a G that kept it for two
  *       time slices), and, when {@code flightrecorder.latency} is set, a {@code
  *       gmp4j.GoRun} whose {@code schedLatency} (time runnable before the run) is above it.
  *   <li>A trigger queues one dump on the {@code gmp4j-flightrecorder} daemon thread, which calls
- *       {@code RecordingStream.dump(file)}: the window as it is on disk, through the last flush,
+ *       {@code Recording.dump(file)}: the window as it is on disk, through the last flush,
  *       so the file holds the trigger's own event and the window before it.
  *   <li>{@code GET /debug/flightrecorder} on the agent's endpoint dumps at once, on the same
  *       thread, and answers with the file's path and size.
@@ -61,8 +62,9 @@ import jdk.jfr.consumer.RecordingStream;
  * <ul>
  *   <li>Go's MinAge is a lower bound on what is kept; JFR's maxage an upper bound, and JFR drops
  *       whole chunks: right after a chunk rotation the window may be shorter than the age.
- *   <li>The window lives in JFR's disk repository (a RecordingStream is always on disk), not in
- *       the heap; maxsize bounds that disk use.
+ *   <li>The window lives in JFR's disk repository (the window is a disk recording), not in
+ *       the heap; maxsize bounds that disk use. (A Recording, not the issue's RecordingStream: see
+ *       the comment in start.)
  *   <li>A trigger is seen at JFR's next flush (once a second, JEP 349: streaming is not
  *       synchronous), so the file also holds up to about a second after the trigger. Go's
  *       WriteTo is called by the program at the moment it chooses.
@@ -75,7 +77,7 @@ import jdk.jfr.consumer.RecordingStream;
  *
  * A dump is written to a hidden {@code .part} file and renamed, so a {@code gmp4j-flight-*.jfr}
  * is always complete. A dump that fails (a full disk, a directory removed meanwhile) prints one
- * line and deletes its partial file; the stream keeps recording and the next trigger tries again. A directory that is
+ * line and deletes its partial file; the recording goes on and the next trigger tries again. A directory that is
  * not writable at start is one line and no flight recorder.
  */
 public final class FlightRecorder {
@@ -87,7 +89,7 @@ public final class FlightRecorder {
 
   private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss-SSS");
 
-  private final RecordingStream stream;
+  private final Recording recording;
   private final Path dir;
   private final Duration window;
   private final Consumer<String> log;
@@ -100,8 +102,8 @@ public final class FlightRecorder {
   /** Triggers dropped by the rate limit since the last triggered dump. Guarded by this. */
   private int folded;
 
-  private FlightRecorder(RecordingStream stream, Path dir, Duration window, Consumer<String> log) {
-    this.stream = stream;
+  private FlightRecorder(Recording recording, Path dir, Duration window, Consumer<String> log) {
+    this.recording = recording;
     this.dir = dir;
     this.window = window;
     this.log = log;
@@ -138,12 +140,23 @@ public final class FlightRecorder {
       return "gmp4j: flightrecorder: " + Recordings.reason(e)
           + "; no flight recorder, gmp4j and the app run on";
     }
-    RecordingStream stream = null;
+    Recording recording = null;
     try {
-      stream = new RecordingStream(config);
-      stream.setMaxAge(window);
-      stream.setMaxSize(maxSize);
-      FlightRecorder fr = new FlightRecorder(stream, dir, window, log);
+      // A Recording started here, on the caller's thread, so that the window holds what
+      // happens from now on; an EventStream over this JVM's repository for the triggers, from
+      // the recording's start. Rejected: a RecordingStream. Its start() starts the recording on
+      // the thread that runs it, later than premain returns under load (the first hand-off
+      // was missed), and its startAsync() thread is never a daemon (AbstractEventStream's
+      // flag is internal), so it kept the JVM alive after main returned.
+      recording = new Recording(config);
+      recording.setName("gmp4j-flightrecorder");
+      recording.setToDisk(true);
+      recording.setMaxAge(window);
+      recording.setMaxSize(maxSize);
+      recording.start();
+      EventStream stream = EventStream.openRepository();
+      stream.setStartTime(recording.getStartTime());
+      FlightRecorder fr = new FlightRecorder(recording, dir, window, log);
       stream.onEvent("gmp4j.ProcHandoff", e -> {
         if (!"syscall".equals(e.getString("reason"))) {
           fr.trigger("a hog hand-off (" + describe(e) + ")");
@@ -157,16 +170,12 @@ public final class FlightRecorder {
           }
         });
       }
-      // start() on a daemon thread of ours, not startAsync(): its thread is never a daemon
-      // (AbstractEventStream's daemon flag is internal), and would keep the JVM alive after
-      // main returns. start() returns when the stream closes, at the JVM's exit.
-      RecordingStream started = stream;
       Thread t = new Thread(() -> {
         try {
-          started.start();
+          stream.start(); // returns when the stream closes, at the JVM's exit
         } catch (RuntimeException e) {
-          log.accept("gmp4j: flightrecorder: the stream stopped: " + Settings.describe(e)
-              + "; no more dumps, gmp4j and the app run on");
+          log.accept("gmp4j: flightrecorder: the trigger stream stopped: "
+              + Settings.describe(e) + "; no more triggered dumps, gmp4j and the app run on");
         }
       }, "gmp4j-flightrecorder-stream");
       t.setDaemon(true);
@@ -174,8 +183,8 @@ public final class FlightRecorder {
       running = fr;
       return null;
     } catch (Exception | LinkageError e) {
-      if (stream != null) {
-        stream.close();
+      if (recording != null) {
+        recording.close();
       }
       return "gmp4j: flightrecorder: cannot start: " + Settings.describe(e)
           + "; no flight recorder, gmp4j and the app run on";
@@ -229,7 +238,7 @@ public final class FlightRecorder {
     // Written under a name no watcher matches, then renamed: a gmp4j-flight-*.jfr is complete.
     Path part = dir.resolve("." + file.getFileName() + ".part");
     try {
-      stream.dump(part);
+      recording.dump(part);
       Files.move(part, file, StandardCopyOption.ATOMIC_MOVE);
       long size = Files.size(file);
       log.accept("gmp4j: flightrecorder: " + why + ": wrote the last " + window.toSeconds()
