@@ -142,7 +142,7 @@ public final class JfrWorkload {
         Thread.currentThread().interrupt();
       }
     });
-    Thread.sleep(50);
+    Thread.sleep(500); // half a second of ticks: the runs the flight recorder's window shows
     Thread hog = Thread.ofVirtual().start(() -> sink = IgnoresPreemption.Library.spin(1_000));
     hog.join();
     stop = true;
