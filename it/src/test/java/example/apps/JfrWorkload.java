@@ -1,165 +1,231 @@
 package example.apps;
 
-import java.nio.file.DirectoryStream;
+import io.gmp4j.Gmp;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.SynchronousQueue;
+import jdk.jfr.Event;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
 
 /**
- * Workloads for the agent's JFR options ({@code jfr=}, {@code flightrecorder=}, and a {@code
- * jcmd JFR.start} from outside). {@code args[0]} picks one:
+ * A bit of everything the scheduler traces, for JfrIT to read back from the JFR recording:
+ * spawns, ping-pong pairs, a CPU hog whose polls honour preemption, blocking reads of a file
+ * and of a FIFO (syscalls, the FIFO ones long enough for sysmon to hand their P off), a
+ * GOMAXPROCS change to 1 and back, and at one P a hog in a JDK method without polls (a hog
+ * hand-off).
  *
- * <ul>
- *   <li>{@code short}: only the carrier line;
- *   <li>{@code mixed}: ping-pong pairs, a G that runs 30 ms slices (so that gmp4j.jfc's 10 ms
- *       GoRun threshold has something to keep), spawns and a GOMAXPROCS change, for 1.5 s
- *       (SchedStats is periodic at 1 s);
- *   <li>{@code attach <dir>}: writes its pid to {@code <dir>/pid}, then runs {@code mixed}
- *       until {@code <dir>/stop} exists (at most 60 s);
- *   <li>{@code hog <dir>}: at one P, a G in {@link IgnoresPreemption.Library#spin} (left without
- *       polls by the test's {@code preempt.exclude}) for a second beside a sleeping ticker, so
- *       that sysmon hands the P off; then waits until a {@code gmp4j-flight-*.jfr} appears in
- *       {@code <dir>} (at most 20 s);
- *   <li>{@code hog-nodir <dir>}: deletes {@code <dir>} first (the dump must fail), hogs, then
- *       waits 3 s, past the next JFR flush.
- * </ul>
+ * <p>The window the test compares is between two {@code example.Mark} events, "before" and
+ * "after"; the program reads {@code Gmp.readMetrics()} just before the first and just after
+ * the second, while no goroutine runs, and prints each counter's change as {@code
+ * delta.<metric>=N}, plus {@code gomaxprocs_start=} and {@code OK} at the end.
  *
- * Prints {@code carrier=} (gmp-m* when gmp4j runs the virtual threads) and {@code done=1}.
+ * <p>Usage: {@code JfrWorkload <temp dir>} (the test's own, which it deletes).
  */
 public final class JfrWorkload {
-  static volatile boolean stop;
+  @Name("example.Mark")
+  @Label("Workload Mark")
+  @StackTrace(false)
+  static final class Mark extends Event {
+    @Label("Phase")
+    String phase;
+  }
+
   static volatile long sink;
+  static volatile boolean stop;
 
   public static void main(String[] args) throws Exception {
-    AppSupport.watchdog(90_000, "JfrWorkload " + args[0]);
-    String[] carrier = new String[1];
-    Thread.ofVirtual().start(() -> carrier[0] = AppSupport.carrier()).join();
-    System.out.println("carrier=" + carrier[0]);
-    switch (args[0]) {
-      case "short" -> { }
-      case "mixed" -> mixed(1_500, null);
-      case "attach" -> {
-        Path dir = Path.of(args[1]);
-        Files.writeString(dir.resolve("pid.tmp"), Long.toString(ProcessHandle.current().pid()));
-        Files.move(dir.resolve("pid.tmp"), dir.resolve("pid"));
-        mixed(60_000, dir.resolve("stop"));
+    AppSupport.watchdog(90_000, "JfrWorkload");
+    Path dir = Path.of(args[0]);
+    Path file = dir.resolve("data.bin");
+    byte[] chunk = new byte[1 << 20];
+    new Random(1).nextBytes(chunk);
+    try (var out = Files.newOutputStream(file)) {
+      for (int i = 0; i < 16; i++) {
+        out.write(chunk);
       }
-      case "hog" -> {
-        hog();
-        waitForDump(Path.of(args[1]), 20_000);
-      }
-      case "hog-nodir" -> {
-        Files.delete(Path.of(args[1]));
-        hog();
-        Thread.sleep(3_000);
-      }
-      default -> throw new IllegalArgumentException(args[0]);
     }
-    System.out.println("done=1");
-  }
+    Path fifo = dir.resolve("fifo");
+    if (new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor() != 0) {
+      throw new IOException("mkfifo failed");
+    }
+    int[] sortData = new Random(42).ints(4_000_000).toArray();
+    // gmp4j's enabled bits follow a recording's settings within a sysmon second.
+    Thread.sleep(1_200);
 
-  /** Runs the mixed workload for {@code millis}, or until {@code stopFile} exists. */
-  static void mixed(long millis, Path stopFile) throws Exception {
-    stop = false;
-    long end = System.nanoTime() + millis * 1_000_000;
-    Thread[] pairs = new Thread[4];
-    for (int i = 0; i < pairs.length; i += 2) {
+    Map<String, Object> before = Gmp.readMetrics();
+    mark("before");
+    int procs = Gmp.gomaxprocs();
+
+    // Spawns from a goroutine: 300 Gs on one P's runnext and ring, which the other P steals.
+    Thread spawner = Thread.ofVirtual().name("spawner").start(() -> {
+      List<Thread> kids = new ArrayList<>();
+      for (int i = 0; i < 300; i++) {
+        int k = i;
+        kids.add(Thread.ofVirtual().start(() -> sink += spin(20_000 + k)));
+      }
+      joinAll(kids);
+    });
+    spawner.join();
+
+    // Ping-pong pairs: each round trip parks and unparks both sides.
+    List<Thread> pairs = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
       SynchronousQueue<Integer> ping = new SynchronousQueue<>();
       SynchronousQueue<Integer> pong = new SynchronousQueue<>();
-      pairs[i] = Thread.ofVirtual().start(() -> {
-        try {
-          while (!stop) {
-            ping.put(1);
-            pong.take();
-          }
-          ping.put(0);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
+      pairs.add(Thread.ofVirtual().name("ping" + i).start(() -> {
+        for (int n = 0; n < 2_000; n++) {
+          put(ping, n);
+          take(pong);
         }
-      });
-      pairs[i + 1] = Thread.ofVirtual().start(() -> {
-        try {
-          while (ping.take() != 0) {
-            pong.put(1);
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
+      }));
+      pairs.add(Thread.ofVirtual().name("pong" + i).start(() -> {
+        for (int n = 0; n < 2_000; n++) {
+          put(pong, take(ping));
         }
-      });
+      }));
     }
-    Thread spinner = Thread.ofVirtual().start(() -> {
-      while (!stop) {
-        long until = System.nanoTime() + 30_000_000L;
-        long x = 0;
-        while (System.nanoTime() - until < 0) { // polls here: preempted at each 10 ms slice
-          x++;
-        }
-        sink += x;
-        try {
-          Thread.sleep(5);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    });
-    boolean resized = false;
-    while (System.nanoTime() - end < 0 && (stopFile == null || !Files.exists(stopFile))) {
-      for (int i = 0; i < 20; i++) {
-        Thread.ofVirtual().start(() -> sink++).join();
-      }
-      if (!resized) {
-        gomaxprocs(Math.max(1, gomaxprocs(0) - 1)); // a ProcsChange, then back
-        gomaxprocs(Runtime.getRuntime().availableProcessors());
-        resized = true;
-      }
-      Thread.sleep(20);
-    }
-    stop = true;
-    spinner.join();
-    for (Thread t : pairs) {
-      t.join();
-    }
-  }
+    joinAll(pairs);
 
-  /** io.gmp4j.Gmp.gomaxprocs(n) by name (0: read only); -1 without gmp4j. */
-  static int gomaxprocs(int n) {
-    try {
-      return (int) Class.forName("io.gmp4j.Gmp", true, null).getMethod("gomaxprocs", int.class)
-          .invoke(null, n);
-    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-      return -1;
-    }
-  }
-
-  /** A second without polls at one P beside a ticker: sysmon hands the P off. */
-  static void hog() throws InterruptedException {
-    Thread ticker = Thread.ofVirtual().start(() -> {
-      try {
-        while (!stop) {
-          Thread.sleep(1);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
-    Thread.sleep(500); // half a second of ticks: the runs the flight recorder's window shows
-    Thread hog = Thread.ofVirtual().start(() -> sink = IgnoresPreemption.Library.spin(1_000));
+    // A CPU hog with polls beside a ticker: sysmon asks it to yield every time slice.
+    Thread ticker = Thread.ofVirtual().name("ticker").start(JfrWorkload::tick);
+    Thread hog = Thread.ofVirtual().name("hog").start(() -> sink += spinFor(150));
     hog.join();
+
+    // Blocking reads of a file, 1 MiB at a time (the agent marks FileInputStream.read).
+    List<Thread> readers = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      readers.add(Thread.ofVirtual().name("reader" + i).start(() -> sink += readAll(file)));
+    }
+    joinAll(readers);
+
+    // GOMAXPROCS 1, from a goroutine (the stop-the-world runs on gmp-stw meanwhile).
+    Thread.ofVirtual().start(() -> Gmp.gomaxprocs(1)).join();
+
+    // At one P: FIFO reads that block 30 ms each, so sysmon hands their P off; then a hog in
+    // Arrays.sort, which has no polls, so sysmon hands its P off too.
+    try (RandomAccessFile writer = new RandomAccessFile(fifo.toFile(), "rw")) {
+      List<Thread> fifoReaders = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        fifoReaders.add(Thread.ofVirtual().name("fifo" + i).start(() -> sink += readOne(fifo)));
+      }
+      for (int i = 0; i < 3; i++) {
+        Thread.sleep(30);
+        writer.write(i);
+      }
+      joinAll(fifoReaders);
+    }
+    Thread sorter = Thread.ofVirtual().name("sorter").start(() -> {
+      Arrays.sort(sortData);
+      sink += spinFor(30); // polls: the request that sysmon left set takes it back
+    });
+    sorter.join();
+
+    Thread.ofVirtual().start(() -> Gmp.gomaxprocs(procs)).join();
     stop = true;
     ticker.join();
+
+    mark("after");
+    Map<String, Object> after = Gmp.readMetrics();
+    System.out.println("gomaxprocs_start=" + procs);
+    for (var e : after.entrySet()) {
+      if (e.getValue() instanceof Long a) {
+        System.out.println("delta." + e.getKey() + "=" + (a - (Long) before.get(e.getKey())));
+      }
+    }
+    System.out.println("OK");
+    System.out.flush();
   }
 
-  static void waitForDump(Path dir, long millis) throws Exception {
-    long end = System.nanoTime() + millis * 1_000_000;
-    while (System.nanoTime() - end < 0) {
-      try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "gmp4j-flight-*.jfr")) {
-        if (ds.iterator().hasNext()) {
-          Thread.sleep(500); // the dump line comes after the file is complete
-          return;
-        }
+  private static void mark(String phase) {
+    Mark m = new Mark();
+    m.phase = phase;
+    m.commit();
+  }
+
+  private static void tick() {
+    try {
+      while (!stop) {
+        Thread.sleep(1);
       }
-      Thread.sleep(100);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
-    System.out.println("no dump within " + millis + " ms");
+  }
+
+  /** An instrumented loop: polls at its back-edge. */
+  private static long spin(long n) {
+    long x = 0;
+    for (long i = 0; i < n; i++) {
+      x += i ^ (x >>> 3);
+    }
+    return x;
+  }
+
+  /** An instrumented loop for about {@code millis}. */
+  private static long spinFor(long millis) {
+    long end = System.nanoTime() + millis * 1_000_000;
+    long x = 0;
+    while (System.nanoTime() - end < 0) {
+      x++;
+    }
+    return x;
+  }
+
+  private static long readAll(Path file) {
+    byte[] buf = new byte[1 << 20];
+    long sum = 0;
+    try (FileInputStream in = new FileInputStream(file.toFile())) {
+      for (int n; (n = in.read(buf)) > 0; ) {
+        sum += n + buf[n - 1];
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return sum;
+  }
+
+  private static long readOne(Path fifo) {
+    try (FileInputStream in = new FileInputStream(fifo.toFile())) {
+      return in.read();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static void put(SynchronousQueue<Integer> q, int v) {
+    try {
+      q.put(v);
+    } catch (InterruptedException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static int take(SynchronousQueue<Integer> q) {
+    try {
+      return q.take();
+    } catch (InterruptedException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void joinAll(List<Thread> threads) {
+    for (Thread t : threads) {
+      try {
+        t.join();
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    }
   }
 }

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import example.apps.IgnoresPreemption;
-import example.apps.JfrWorkload;
+import example.apps.JfrOptionsWorkload;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -60,7 +60,7 @@ class FlightRecordingIT {
   @Test
   void jfrOptionRecordsGmp4jJfcAndTheJdksDefaultEvents() throws Exception {
     Path rec = dir.resolve("rec.jfr");
-    ChildJvm.Result r = ChildJvm.withAgent("jfr=" + rec, JfrWorkload.class, LIMIT, "mixed");
+    ChildJvm.Result r = ChildJvm.withAgent("jfr=" + rec, JfrOptionsWorkload.class, LIMIT, "mixed");
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.value("carrier").startsWith("gmp-m"), r.toString());
     List<RecordedEvent> events = RecordingFile.readAllEvents(rec);
@@ -89,7 +89,7 @@ class FlightRecordingIT {
   void jfrDetailSettingsRecordEveryTransition() throws Exception {
     Path rec = dir.resolve("detail.jfr");
     ChildJvm.Result r = ChildJvm.withAgent("jfr=" + rec + ",jfr.settings=detail",
-        JfrWorkload.class, LIMIT, "mixed");
+        JfrOptionsWorkload.class, LIMIT, "mixed");
     assertEquals(0, r.exit(), r.toString());
     Map<String, Integer> counts = counts(RecordingFile.readAllEvents(rec));
     System.out.println("FlightRecordingIT jfr=, gmp4j-detail.jfc: " + gmp4j(counts));
@@ -110,7 +110,7 @@ class FlightRecordingIT {
     }
     CompletableFuture<ChildJvm.Result> child = CompletableFuture.supplyAsync(() -> {
       try {
-        return ChildJvm.withAgent("", JfrWorkload.class, LIMIT, "attach", dir.toString());
+        return ChildJvm.withAgent("", JfrOptionsWorkload.class, LIMIT, "attach", dir.toString());
       } catch (Exception e) {
         throw new RuntimeException(e);
       }
@@ -144,7 +144,7 @@ class FlightRecordingIT {
   @Test
   void flightRecorderDumpsTheWindowOnAHogHandoff() throws Exception {
     ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1," + EXCLUDE
-        + ",flightrecorder=10s,flightrecorder.dir=" + dir, JfrWorkload.class, LIMIT, "hog",
+        + ",flightrecorder=10s,flightrecorder.dir=" + dir, JfrOptionsWorkload.class, LIMIT, "hog",
         dir.toString());
     assertEquals(0, r.exit(), r.toString());
     List<String> lines = r.err().lines().filter(l -> l.startsWith("gmp4j: flightrecorder:"))
@@ -177,7 +177,7 @@ class FlightRecordingIT {
   void unwritableFlightRecorderDirIsOneLineAndTheAppRunsOnGmp4j() throws Exception {
     Path notADir = Files.writeString(dir.resolve("file"), "");
     ChildJvm.Result r = ChildJvm.withAgent("flightrecorder=on,flightrecorder.dir=" + notADir,
-        JfrWorkload.class, LIMIT, "mixed");
+        JfrOptionsWorkload.class, LIMIT, "mixed");
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.value("carrier").startsWith("gmp-m"), r.toString());
     // (a loaded machine may add hand-off lines of the workload's own; those are not ours)
@@ -192,7 +192,7 @@ class FlightRecordingIT {
   void failedDumpIsOneLineAndTheRecorderAndTheAppRunOn() throws Exception {
     Path gone = Files.createDirectory(dir.resolve("gone"));
     ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1," + EXCLUDE
-        + ",flightrecorder=10s,flightrecorder.dir=" + gone, JfrWorkload.class, LIMIT,
+        + ",flightrecorder=10s,flightrecorder.dir=" + gone, JfrOptionsWorkload.class, LIMIT,
         "hog-nodir", gone.toString());
     assertEquals(0, r.exit(), r.toString());
     assertEquals("1", r.value("done"), r.toString());
@@ -206,7 +206,7 @@ class FlightRecordingIT {
 
   @Test
   void badFlightRecorderValueIsOneLineAndTheAppRunsOnTheJdkScheduler() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("flightrecorder=500ms", JfrWorkload.class, LIMIT,
+    ChildJvm.Result r = ChildJvm.withAgent("flightrecorder=500ms", JfrOptionsWorkload.class, LIMIT,
         "short");
     assertEquals(0, r.exit(), r.toString());
     assertFalse(r.value("carrier").startsWith("gmp-m"), r.toString());

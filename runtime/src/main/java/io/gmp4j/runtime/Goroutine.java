@@ -149,6 +149,12 @@ final class Goroutine implements Executor {
   // parked inside the bracket, which the unmount orders.
   long traceRunnableSince;
 
+  /**
+   * The G's latest GoRun slice (a TraceEvents.GoRun), for a readier that must end it: see 'The
+   * end of a run' in Trace. Written by the M that begins it; read by Sched.ready. Volatile.
+   */
+  volatile Object traceRun;
+
   boolean tracePreempted;
 
   Object traceSyscall;
@@ -235,12 +241,19 @@ final class Goroutine implements Executor {
     }
   }
 
-  /** Marks a G dead whatever it was doing; only for a G whose thread has terminated. */
-  void setDead() {
+  /**
+   * Marks a G dead whatever it was doing; only for a G whose thread has terminated. Returns
+   * false if it was dead already: a duplicate submit can have two Ms find the thread
+   * terminated.
+   */
+  boolean setDead() {
     for (; ; ) {
       long s = state;
+      if (((int) s & 0xff) == DEAD) {
+        return false;
+      }
       if (STATE.compareAndSet(this, s, (s & ~0xffL) | DEAD)) {
-        return;
+        return true;
       }
     }
   }

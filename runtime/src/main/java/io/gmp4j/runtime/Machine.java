@@ -292,7 +292,8 @@ final class Machine extends Thread {
       }
     }
     traceYield = -1;
-    if (Trace.on(Trace.GO_RUN)) {
+    // A thread mounted elsewhere is a spurious submit (see below): this is no run of it.
+    if (Trace.on(Trace.GO_RUN) && VirtualThreads.carrier(gp.thread) == null) {
       long since = gp.traceRunnableSince;
       gp.traceRunnableSince = 0; // a stale stamp after a recording gap must not be read again
       Trace.runBegin(this, gp, pp, inheritTime, since == 0 ? 0 : System.nanoTime() - since);
@@ -311,7 +312,10 @@ final class Machine extends Thread {
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
     if (closed == PHOLD_RETAKEN) {
       Trace.runDrop(this); // sysmon ended and committed the slice it took ('Tracing')
-    } else if (closed == PHOLD_SYSCALL && gp.traceSyscall != null) {
+    } else if (traceRun != null) {
+      Trace.runStop(traceRun); // before anyone can ready the G: 'The end of a run' in Trace
+    }
+    if (closed == PHOLD_SYSCALL && gp.traceSyscall != null) {
       Trace.syscallStop(gp); // it parked inside the bracket: the P is sysmon's to retake
       Trace.syscallEnd(gp, this, true);
     }
@@ -335,11 +339,9 @@ final class Machine extends Thread {
       // another M, which stays its M.
       gp.m = other;
       if (traceRun != null) {
-        if (traceYield < 0) {
-          Trace.runDrop(this); // not a run: the G ran on the other M all along
-        } else {
-          Trace.runEnd(this, traceYield, ""); // it yielded, and another M took it at once
-        }
+        // It did run here (it was not mounted when we began): it parked or yielded, and the
+        // other M took it at once.
+        Trace.runEnd(this, traceYield < 0 ? Trace.END_BLOCK : traceYield, "");
       }
     } else if (gp.casFromRunning(ran, Goroutine.WAITING)) {
       gp.waitReason = WaitReasons.of(gp, js);

@@ -299,6 +299,10 @@ public final class Sched {
     }
     if (Trace.on(Trace.GO_RUN)) {
       gp.traceRunnableSince = System.nanoTime();
+      Object slice = gp.traceRun;
+      if (was == Goroutine.RUNNING && slice != null) {
+        Trace.runStop(slice); // its M is not back yet: 'The end of a run' in Trace
+      }
     }
     Machine mp = null;
     boolean reacquire = true;
@@ -342,7 +346,9 @@ public final class Sched {
 
   /** Go's gdestroy, for a G whose thread terminated. Called only by the M that ran it. */
   void gdestroy(Goroutine gp) {
-    gp.setDead();
+    if (!gp.setDead()) {
+      return; // the other M of a duplicate submit destroyed it (and counted ngsys down)
+    }
     if (Trace.on(Trace.GO_DESTROY)) {
       Trace.goDestroy(gp);
     }
@@ -803,12 +809,14 @@ public final class Sched {
       long stopped = System.nanoTime();
       stwStopping.record(stopped - t0);
       int prev = gomaxprocs;
+      if (Trace.on(Trace.PROCS_CHANGE)) {
+        // While stopped: every run on the old Ps ended before, every run on the new ones
+        // begins after, so a reader can check each GoRun's P against it.
+        Trace.procsChange(prev, n, api);
+      }
       startTheWorld(n);
       gomaxprocsChanges.increment();
       stwTotal.record(System.nanoTime() - t0);
-      if (Trace.on(Trace.PROCS_CHANGE)) {
-        Trace.procsChange(prev, n, api);
-      }
       return prev;
     } finally {
       worldsema.release();

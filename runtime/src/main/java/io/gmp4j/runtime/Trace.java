@@ -68,15 +68,32 @@ import jdk.jfr.Recording;
  * A GoRun is a P slice, as in Go: GoStart to GoStop, GoBlock or GoSyscallBegin. A G that
  * enters a syscall ends its slice there, and begins another when it gets a P back without
  * unmounting; so no two slices of one P overlap, and a P that sysmon hands off is free in the
- * recording from the hand-off on. Events committed by the G itself would land in JMC's single
- * virtual-thread lane (JMC keys lanes by OS thread id), so the G only takes the timestamps
- * ({@code begin}, {@code end}) and leaves the event in its M's {@code tracePending} queue,
- * which the M commits after the run, on its own thread: JFR takes the thread at commit, the
- * times at begin and end. A full queue (a G that makes thousands of syscalls in one run) is
- * committed by the G. The slice that sysmon ends when it retakes a P from a hog is committed by
+ * recording from the hand-off on.
+ *
+ * <p>No G commits an event: it takes the timestamps ({@code begin}, {@code end}; both at once
+ * for an instant) and leaves the event in its M's {@code tracePending} queue, which the M
+ * commits after the run, on its own thread (JFR takes the thread at commit, the times at begin
+ * and end). Two reasons. JMC keys lanes by OS thread id, so a G's events would all land in its
+ * single virtual-thread lane. And on JDK 25 a carrier that commits events after a virtual
+ * thread mounted on it committed some loses most of its own: in JfrIT's workload the Ms
+ * committed 17000 GoRun events and the file held 1207 while the Gs committed their GoUnblocks
+ * themselves, and all 17388 once they did not (found while writing JfrIT; not yet reported).
+ * A queue that reaches 16384 events in one run is committed by the G. The slice that sysmon ends when it retakes a P from a hog is committed by
  * sysmon (lane gmp-sysmon, field {@code m} still names the M): after the retake the G may take
  * a new P and begin a new slice at any moment, and nothing orders sysmon's end of the old one
  * before the M's next look at it.
+ *
+ * <h3>The end of a run</h3>
+ *
+ * A G that parks or yields can be readied, and run by another M, before its first M is back
+ * from {@code runContinuation}: the carrier may be descheduled for a millisecond right after the
+ * unmount. A slice ended by that M would then overlap the G's next one. So the end time is
+ * taken once ({@link #runStop}, under the event's monitor) by whoever comes first: the M right
+ * after the run returns, before its post-run CAS lets anyone ready the G; or the readier whose
+ * CAS found the G still running (Sched.ready; this includes the M's own carrier-side submit of
+ * a yield). The readier finds the slice in the G's volatile {@code traceRun}; the JDK's state
+ * write at the park orders the M's write of it before the readier's read. The M commits the
+ * slice later with its end reason.
  *
  * <p>The slice state is confined to the M and the G mounted on it (they never run at once; see
  * 'Hog hand-off' in {@link HogHandoff}); sysmon reads the open slice only between its acquire of
@@ -116,8 +133,10 @@ final class Trace {
     "block", "gosched", "preempted", "syscall", "handoff", "exit"
   };
 
-  /** Slices and syscalls an M keeps for committing after the run. */
+  /** Events an M keeps for committing after the run: at first, and at most. */
   private static final int PENDING = 64;
+
+  private static final int PENDING_MAX = 1 << 14;
 
   private static final VarHandle ENABLED;
 
@@ -245,7 +264,7 @@ final class Trace {
     e.goid = gp.goid;
     e.parentGoid = currentGoid();
     e.thread = gp.thread;
-    e.commit();
+    commitInstant(e);
   }
 
   /** GoUnblock, queued {@code to} runnext, local or global. Called by Sched.ready. */
@@ -254,7 +273,7 @@ final class Trace {
     e.goid = gp.goid;
     e.byGoid = currentGoid();
     e.to = to;
-    e.commit();
+    commitInstant(e);
   }
 
   /** GoDestroy, on the M. Called by Sched.gdestroy with the bit set. */
@@ -292,6 +311,21 @@ final class Trace {
     e.schedLatency = latency;
     e.waitReason = "";
     mp.traceRun = e;
+    gp.traceRun = e; // volatile: see 'The end of a run'
+  }
+
+  /**
+   * Takes the end time of a GoRun slice unless someone did already; see 'The end of a run'.
+   * Any thread: the M, the G on it, a readier of the G, sysmon.
+   */
+  static void runStop(Object slice) {
+    TraceEvents.GoRun e = (TraceEvents.GoRun) slice;
+    synchronized (e) {
+      if (!e.stopped) {
+        e.end();
+        e.stopped = true;
+      }
+    }
   }
 
   /**
@@ -304,8 +338,8 @@ final class Trace {
       return;
     }
     mp.traceRun = null;
+    runStop(o);
     TraceEvents.GoRun e = (TraceEvents.GoRun) o;
-    e.end();
     e.end = END_NAMES[end];
     e.waitReason = waitReason == null ? "" : waitReason;
     commitOn(mp, e);
@@ -326,8 +360,8 @@ final class Trace {
 
   /** Ends and commits, on sysmon, a slice whose P sysmon retook. Called only by sysmon. */
   static void runHandedOff(Object slice) {
+    runStop(slice);
     TraceEvents.GoRun e = (TraceEvents.GoRun) slice;
-    e.end();
     e.end = END_NAMES[END_HANDOFF];
     e.commit();
   }
@@ -359,13 +393,41 @@ final class Trace {
     gp.traceSyscall = null;
     e.lostP = lostP;
     if (mp == null) {
-      e.commit();
+      commitOnCarrier(e);
     } else {
       commitOn(mp, e);
     }
   }
 
-  /** Commits {@code e} now if the caller is mp, else queues it for mp. Called by mp or its G. */
+  /** An instant event: its time now, committed as {@link #commitOnCarrier} says. */
+  private static void commitInstant(jdk.jfr.Event e) {
+    Thread ct = Thread.currentThread();
+    if (ct.isVirtual() && VirtualThreads.carrier(ct) instanceof Machine mp) {
+      e.begin(); // the time is now, whenever the M commits it
+      e.end();
+      commitOn(mp, e);
+    } else {
+      e.commit();
+    }
+  }
+
+  /**
+   * Commits ended event {@code e} now, or, on a G mounted on one of our Ms, queues it for that
+   * M: see 'Who commits what'. Any thread.
+   */
+  private static void commitOnCarrier(Object e) {
+    Thread ct = Thread.currentThread();
+    if (ct.isVirtual() && VirtualThreads.carrier(ct) instanceof Machine mp) {
+      commitOn(mp, e);
+    } else {
+      ((jdk.jfr.Event) e).commit();
+    }
+  }
+
+  /**
+   * Commits ended event {@code e} now if the caller is mp, else queues it for mp. Called by mp
+   * or the G mounted on it.
+   */
   private static void commitOn(Machine mp, Object e) {
     // Object, not jdk.jfr.Event: verifying this class must not load jdk.jfr (see install).
     if (Thread.currentThread() == mp) {
@@ -373,14 +435,19 @@ final class Trace {
       return;
     }
     Object[] q = mp.tracePending;
-    if (q == null) {
-      q = mp.tracePending = new Object[PENDING];
+    int n = mp.tracePendingCount;
+    if (q == null || n == q.length) {
+      if (n == PENDING_MAX) {
+        // A G that readies or creates this many Gs in one run: committed on the G, which on
+        // JDK 25 may cost an event of its carrier's ('Who commits what').
+        ((jdk.jfr.Event) e).commit();
+        return;
+      }
+      q = mp.tracePending = java.util.Arrays.copyOf(q == null ? new Object[0] : q,
+          q == null ? PENDING : 2 * n);
     }
-    if (mp.tracePendingCount == q.length) {
-      ((jdk.jfr.Event) e).commit(); // a full queue: on the G, in JMC's virtual-thread lane
-      return;
-    }
-    q[mp.tracePendingCount++] = e;
+    q[n] = e;
+    mp.tracePendingCount = n + 1;
   }
 
   /** Commits what mp's G queued during the run. Called only by mp, after each run. */
@@ -456,7 +523,8 @@ final class Trace {
   static void procIdleEnd(Processor pp) {
     TraceEvents.ProcIdle e = (TraceEvents.ProcIdle) pp.traceIdle;
     pp.traceIdle = null;
-    e.commit();
+    e.end();
+    commitOnCarrier(e); // wakeP runs on Gs too
   }
 
   /** The SchedStats hook, on JFR's periodic thread: SchedMetrics without locks. */

@@ -89,6 +89,9 @@ final class TraceEvents {
         + " syscall on the same P")
     @Timespan(Timespan.NANOSECONDS)
     long schedLatency;
+
+    /** The end time is taken (Trace.runStop); guarded by this event's monitor. Not recorded. */
+    transient boolean stopped;
   }
 
   @Name("gmp4j.GoUnblock")
