@@ -77,6 +77,8 @@ import net.bytebuddy.pool.TypePool;
  *   <li>Register the {@code io.gmp4j:type=Scheduler} MXBean, and start the HTTP endpoint if
  *       {@code exporter.port} is set ({@link io.gmp4j.agent.exporter.Endpoint}). Never fatal:
  *       a failure is one line, and gmp4j and the app run on without the endpoint.
+ *   <li>Start the JFR recordings that {@code jfr} and {@code flightrecorder} ask for ({@link
+ *       io.gmp4j.agent.jfr.Recordings}). Never fatal either: one line, and no recording.
  * </ol>
  *
  * A second {@code agentmain} (or an attach after {@code -javaagent}) finds the agent installed and
@@ -163,6 +165,7 @@ final class AgentInstaller {
         installPolls(inst, options, hooks);
       }
       startExporter(); // step 10
+      startRecordings(options); // step 11
     } catch (Throwable thrown) {
       Throwable t = thrown instanceof InvocationTargetException && thrown.getCause() != null
           ? thrown.getCause() : thrown;
@@ -294,6 +297,26 @@ final class AgentInstaller {
     } catch (Throwable t) {
       Stderr.line("gmp4j: exporter: could not start: " + Stderr.describe(t)
           + "; the app keeps running without the endpoint");
+    }
+  }
+
+  /** Step 11. Never throws: without jdk.jfr, or with a bad file, one line and no recording. */
+  private static void startRecordings(AgentOptions options) {
+    try {
+      Map<String, String> jfr = new java.util.HashMap<>();
+      for (String key : new String[] {"jfr", "jfr.settings", "flightrecorder",
+          "flightrecorder.maxsize", "flightrecorder.dir", "flightrecorder.latency",
+          "flightrecorder.settings"}) {
+        if (options.get(key) != null) {
+          jfr.put(key, options.get(key));
+        }
+      }
+      if (jfr.containsKey("jfr") || jfr.containsKey("flightrecorder")) {
+        io.gmp4j.agent.jfr.Recordings.start(jfr, Stderr::line);
+      }
+    } catch (Throwable t) {
+      Stderr.line("gmp4j: jfr: cannot start the recordings: " + Stderr.describe(t)
+          + "; no recording, gmp4j and the app run on");
     }
   }
 

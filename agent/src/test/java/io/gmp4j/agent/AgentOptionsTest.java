@@ -175,4 +175,51 @@ class AgentOptionsTest {
     // overriding setting is removed.
     error("schedtrace=1000", props(), Map.of("GMPDEBUG", "schedtrace=soon"));
   }
+
+  @Test
+  void jfrAndFlightRecorderOptionsAreNormalised() {
+    AgentOptions o = parse("jfr=/tmp/x.jfr,jfr.settings=detail,flightrecorder=on,"
+        + "flightrecorder.maxsize=64m,flightrecorder.latency=50ms,flightrecorder.dir=/tmp,"
+        + "flightrecorder.settings=/tmp/my.jfc", props(), Map.of());
+    assertEquals("/tmp/x.jfr", o.get("jfr"));
+    assertEquals("detail", o.get("jfr.settings"));
+    assertEquals("10000000000ns", o.get("flightrecorder")); // Go's MinAge default
+    assertEquals(String.valueOf(64L << 20) + "b", o.get("flightrecorder.maxsize"));
+    assertEquals("50000000ns", o.get("flightrecorder.latency"));
+    assertEquals("/tmp", o.get("flightrecorder.dir"));
+    assertEquals("/tmp/my.jfc", o.get("flightrecorder.settings"));
+    assertEquals("30000000000ns", parse("flightrecorder=30s", props(), Map.of())
+        .get("flightrecorder"));
+    assertEquals("off", parse("flightrecorder=off", props(), Map.of()).get("flightrecorder"));
+    assertEquals("off", parse("flightrecorder.latency=0", props(), Map.of())
+        .get("flightrecorder.latency"));
+    for (String size : new String[] {"10MiB", "10mb", "10m", "10485760", "10485760b"}) {
+      assertEquals("10485760b", parse("flightrecorder.maxsize=" + size, props(), Map.of())
+          .get("flightrecorder.maxsize"), size);
+    }
+    assertEquals("1073741824b", parse("flightrecorder.maxsize=1g", props(), Map.of())
+        .get("flightrecorder.maxsize"));
+    // -D works for the JFR options as for the others
+    assertEquals("/tmp/y.jfr", parse(null, props("gmp.jfr", "/tmp/y.jfr"), Map.of()).get("jfr"));
+  }
+
+  @Test
+  void badJfrAndFlightRecorderValuesAreOneLineEach() {
+    String line = error("flightrecorder=500ms", props(), Map.of());
+    assertTrue(line.startsWith("gmp4j: bad value \"500ms\" for option flightrecorder: want on"),
+        line);
+    line = error("flightrecorder=soon", props(), Map.of());
+    assertTrue(line.contains("flightrecorder") && line.endsWith("(in the -javaagent argument)"),
+        line);
+    for (String size : new String[] {"100k", "10x", "m", "-5m", "99999999999999g", ""}) {
+      line = error("flightrecorder.maxsize=" + size, props(), Map.of());
+      assertTrue(line.contains("flightrecorder.maxsize: want a size"), line);
+    }
+    line = error("flightrecorder.latency=fast", props(), Map.of());
+    assertTrue(line.contains("flightrecorder.latency"), line);
+    line = error("jfr=", props(), Map.of());
+    assertTrue(line.contains("for option jfr: want a file"), line);
+    line = error(null, props("gmp.flightrecorder.dir", " "), Map.of());
+    assertTrue(line.endsWith("(in -Dgmp.flightrecorder.dir)"), line);
+  }
 }

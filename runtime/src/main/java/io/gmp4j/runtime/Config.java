@@ -46,6 +46,15 @@ public final class Config {
         + " it exits (at least 100us)");
     KEYS.put("exporter.port", "a TCP port 1-65535 for the agent's HTTP endpoint, 0 for off");
     KEYS.put("exporter.host", "the address the endpoint binds to, e.g. 127.0.0.1 or 0.0.0.0");
+    // Read by the agent only (io.gmp4j.agent.jfr); defined here so that one table validates all.
+    KEYS.put("jfr", "a file to record to from start-up until exit, e.g. gmp4j.jfr");
+    KEYS.put("jfr.settings", "default (gmp4j.jfc), detail (gmp4j-detail.jfc) or a .jfc file");
+    KEYS.put("flightrecorder", "on (a 10s window), off, or the window, e.g. 30s (at least 1s)");
+    KEYS.put("flightrecorder.maxsize", "a size such as 10MiB, 64m or 1g (at least 1MiB)");
+    KEYS.put("flightrecorder.dir", "a directory for the flight recorder's dumps");
+    KEYS.put("flightrecorder.latency", "a duration such as 50ms (at least 100us), or off");
+    KEYS.put("flightrecorder.settings",
+        "detail (gmp4j-detail.jfc), default (gmp4j.jfc) or a .jfc file");
   }
 
   /** Keys that GMPDEBUG may set, as GODEBUG sets Go's. */
@@ -107,8 +116,22 @@ public final class Config {
         case "timeslice" -> {
           return parseDuration(v) + "ns";
         }
-        case "preempt.handoff" -> {
+        case "preempt.handoff", "flightrecorder.latency" -> {
           return v.equals("0") || v.equalsIgnoreCase("off") ? "off" : parseDuration(v) + "ns";
+        }
+        case "flightrecorder" -> {
+          if (v.equals("0") || v.equalsIgnoreCase("off")) {
+            return "off";
+          }
+          // Go's FlightRecorderConfig.MinAge default; 1s at least, JFR's flush period.
+          long n = v.equalsIgnoreCase("on") ? 10_000_000_000L : parseDuration(v);
+          if (n < 1_000_000_000L) {
+            throw new NumberFormatException();
+          }
+          return n + "ns";
+        }
+        case "flightrecorder.maxsize" -> {
+          return parseSize(v) + "b";
         }
         default -> {
           if (v.isEmpty()) {
@@ -116,11 +139,36 @@ public final class Config {
           }
         }
       }
-    } catch (NumberFormatException e) {
+    } catch (NumberFormatException | ArithmeticException e) {
       throw new IllegalArgumentException("gmp4j: bad value \"" + value + "\" for option " + key
           + ": want " + want);
     }
     return v;
+  }
+
+  /**
+   * Bytes of a size like 10MiB, 10m, 64mb, 1g, 1048576; at least 1 MiB (below that the window
+   * holds less than one flush), at most 1 TiB. Units are binary, as JFR's own maxsize.
+   */
+  private static long parseSize(String v) {
+    String s = v.toLowerCase(Locale.ROOT);
+    if (s.endsWith("ib")) {
+      s = s.substring(0, s.length() - 2);
+    } else if (s.endsWith("b")) {
+      s = s.substring(0, s.length() - 1);
+    }
+    long unit = switch (s.isEmpty() ? ' ' : s.charAt(s.length() - 1)) {
+      case 'k' -> 1L << 10;
+      case 'm' -> 1L << 20;
+      case 'g' -> 1L << 30;
+      default -> 1;
+    };
+    String num = unit == 1 ? s : s.substring(0, s.length() - 1);
+    long n = Math.multiplyExact(Long.parseLong(num.trim()), unit);
+    if (n < (1L << 20) || n > (1L << 40)) {
+      throw new NumberFormatException();
+    }
+    return n;
   }
 
   /** Nanoseconds of a duration like 10ms, 500us, 1s, 2000000ns; at least 100us. */

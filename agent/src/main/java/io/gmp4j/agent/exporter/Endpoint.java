@@ -30,7 +30,13 @@ import java.util.concurrent.atomic.AtomicReference;
  *   /debug/schedtrace       Go's schedtrace line; ?detail=1 adds scheddetail's P, M and G lines
  *   /debug/goroutines       Go's pprof/goroutine?debug=1 (grouped by stack); ?debug=2 each G
  *   /debug/instrumentation  classes with preemption polls and left alone, per loader and package
+ *   /debug/flightrecorder   dumps the flight recorder's window (flightrecorder=): "path size"
  * </pre>
+ *
+ * The dump is written by the agent's JVM into flightrecorder.dir and only its path is sent:
+ * the endpoint stays read-only and small, and a window of megabytes never goes through the
+ * single handler thread. A GET is enough, though it writes a file, as Go's
+ * /debug/pprof/trace is a GET.
  *
  * <h3>Class loaders</h3>
  *
@@ -72,6 +78,7 @@ public final class Endpoint {
         /debug/schedtrace             Go's schedtrace line (?detail=1: with scheddetail)
         /debug/goroutines             goroutines grouped by stack (?debug=2: each goroutine)
         /debug/instrumentation        classes given preemption polls, and left alone with why
+        /debug/flightrecorder         dump the flight recorder's window; answers "path size"
       """;
 
   private static final AtomicReference<Endpoint> RUNNING = new AtomicReference<>();
@@ -188,10 +195,33 @@ public final class Endpoint {
                 ? SchedText.goroutines(Gmp.goroutines())
                 : SchedText.goroutinesGrouped(Gmp.goroutines()), head);
         case "/debug/instrumentation" -> send(ex, 200, TEXT, Coverage.global().table(), head);
+        case "/debug/flightrecorder" -> flightRecorder(ex, head);
         default -> send(ex, 404, TEXT, "not found: " + path + "\n\n" + INDEX, head);
       }
     } catch (RuntimeException | Error e) {
       // the endpoint must never take the app down; the client sees a closed connection
+    }
+  }
+
+  /** GET /debug/flightrecorder. A HEAD dumps nothing. Runs on the gmp4j-exporter thread. */
+  private static void flightRecorder(HttpExchange ex, boolean head) throws IOException {
+    if (head) {
+      send(ex, 200, TEXT, "", true);
+      return;
+    }
+    String out;
+    try {
+      out = io.gmp4j.agent.jfr.FlightRecorder.dumpNow();
+    } catch (LinkageError e) { // no jdk.jfr in the boot layer
+      out = null;
+    }
+    if (out == null) {
+      send(ex, 404, TEXT, "the flight recorder is off: start the agent with flightrecorder=10s\n",
+          false);
+    } else if (out.startsWith("gmp4j: ")) {
+      send(ex, 500, TEXT, out + "\n", false);
+    } else {
+      send(ex, 200, TEXT, out + "\n", false);
     }
   }
 
