@@ -3,6 +3,7 @@ package io.gmp4j.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import example.apps.CustomSchedulerChild;
 import example.apps.Unmodified;
 import java.time.Duration;
 import java.util.List;
@@ -28,6 +29,26 @@ class AgentIT {
     for (String key : List.of("executor", "ofVirtual", "startVirtualThread", "nested")) {
       assertTrue(r.value(key) != null && r.value(key).startsWith("gmp-m"), key + ": " + r);
     }
+    assertTrue(!r.err().contains("gmp4j:"), "no warning expected: " + r);
+  }
+
+  /**
+   * JDK 25 gives a virtual thread created by a virtual thread its creator's scheduler: gmp4j
+   * takes only the threads the JDK would put on its default pool (issue 9, the JDK's
+   * CustomScheduler.testCustomScheduler3).
+   */
+  @Test
+  void childOfCustomSchedulerKeepsItsScheduler() throws Exception {
+    ChildJvm.Result r = ChildJvm.run(List.of("-Xverify:all", "-javaagent:" + ChildJvm.AGENT,
+        "--add-opens", "java.base/java.lang=ALL-UNNAMED"), Map.of(), CustomSchedulerChild.class,
+        LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("true", r.value("done"), r.toString());
+    assertEquals("custom-carrier", r.value("parent"), r.toString());
+    assertEquals("true", r.value("childInherits"), r.toString());
+    assertEquals("custom-carrier", r.value("child"), r.toString());
+    assertTrue(r.value("fromPlatform").startsWith("gmp-m"), r.toString());
+    assertTrue(r.value("fromDefault").startsWith("gmp-m"), r.toString());
     assertTrue(!r.err().contains("gmp4j:"), "no warning expected: " + r);
   }
 
