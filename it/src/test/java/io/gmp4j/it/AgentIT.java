@@ -72,6 +72,24 @@ class AgentIT {
         .matcher(r.err()).find(), r.toString());
   }
 
+  /** The JDK's scheduler settings mean something under gmp4j, and one line says what. */
+  @Test
+  void jdkSchedulerSettingsAreMappedWithOneLine() throws Exception {
+    ChildJvm.Result r = ChildJvm.run(List.of("-Xverify:all",
+        "-Djdk.virtualThreadScheduler.parallelism=1", "-Djdk.virtualThreadScheduler.maxPoolSize=7",
+        "-javaagent:" + ChildJvm.AGENT + "=schedtrace=50"), Map.of(), Unmodified.class, LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("true", r.value("done"), r.toString());
+    List<String> lines = r.err().lines().filter(l -> l.startsWith("gmp4j:")).toList();
+    assertEquals(List.of("gmp4j: -Djdk.virtualThreadScheduler.maxPoolSize=7 is taken as"
+        + " maxthreads=8 (7 carriers and sysmon), maxthreads.exceeded=queue;"
+        + " -Djdk.virtualThreadScheduler.parallelism=1 is taken as gomaxprocs=1"), lines,
+        r.toString());
+    assertTrue(Pattern.compile("(?m)^SCHED \\d+ms: gomaxprocs=1 ").matcher(r.err()).find(),
+        r.toString());
+    assertTrue(r.value("executor").startsWith("gmp-m"), r.toString());
+  }
+
   /** Fail open: one line naming the problem, and the program still runs, on the JDK's pool. */
   @ParameterizedTest
   @CsvSource(delimiter = '|', value = {
