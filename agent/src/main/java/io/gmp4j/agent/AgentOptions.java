@@ -202,7 +202,8 @@ final class AgentOptions {
         fromJdk.put("maxthreads", maxthreads);
         fromJdk.put("maxthreads.exceeded", "queue");
         said.add("-D" + JDK_MAX_POOL_SIZE + "=" + cap + " is taken as maxthreads=" + maxthreads
-            + " (" + cap + " carriers and sysmon), maxthreads.exceeded=queue");
+            + " (" + cap + (cap == 1 ? " carrier" : " carriers") + " and sysmon),"
+            + " maxthreads.exceeded=queue");
       }
     }
     String gomaxprocsWinner = winner(effective, sources, "gomaxprocs");
