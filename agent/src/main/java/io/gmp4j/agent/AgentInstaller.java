@@ -160,6 +160,9 @@ final class AgentInstaller {
       }
 
       installed = true;
+      if (options.jdkSettingsLine() != null) {
+        Stderr.line(options.jdkSettingsLine());
+      }
       step = "start the loop-poll injector";
       if (!options.flag("asyncpreemptoff")) { // step 9
         installPolls(inst, options, hooks);

@@ -2,6 +2,7 @@ package io.gmp4j.agent;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,6 +32,30 @@ import java.util.Properties;
  * above. Everything is validated before anything is written, so a bad setting anywhere means
  * nothing is installed and the application runs on the JDK's default scheduler, with one line
  * that names the setting, the bad value and what is valid.
+ *
+ * <h3>The JDK's scheduler settings</h3>
+ *
+ * A user who tuned the JDK's scheduler expects the settings to mean something under gmp4j, and
+ * gmp4j says in one start-up line ({@link #jdkSettingsLine}) what it made of them. They rank below
+ * every gmp4j source above. JDK 25 reads them in {@code VirtualThread.createDefaultScheduler}:
+ *
+ * <ol>
+ *   <li>{@code jdk.virtualThreadScheduler.parallelism}, the ForkJoinPool's parallelism, is the
+ *       number of carriers that run virtual threads at once: Go's GOMAXPROCS. It becomes
+ *       {@code gomaxprocs} unless gomaxprocs is set; then it is ignored, and the line says which
+ *       source won.
+ *   <li>{@code jdk.virtualThreadScheduler.maxPoolSize} bounds the JDK's carriers, the ones that
+ *       compensate for a pinned or blocked carrier included; at the bound the JDK starts none and
+ *       the work waits. That is {@code maxthreads} with {@code maxthreads.exceeded=queue}, plus one
+ *       thread for sysmon, which Go's mcount counts and the JDK's pool does not. It also caps a
+ *       gomaxprocs that came from the JDK's settings or the CPU count, as the JDK caps
+ *       parallelism. Ignored, with the winner named, when maxthreads or maxthreads.exceeded is set.
+ *   <li>{@code jdk.virtualThreadScheduler.minRunnable} tunes when the ForkJoinPool compensates;
+ *       Go has no such knob (an M in a syscall hands its P off by sysmon's rules), so it is
+ *       ignored, and the line points to maxthreads.
+ * </ol>
+ *
+ * The mapped values reach the runtime through {@code gmp.<key>} like agent arguments.
  *
  * <p>Other {@code gmp.*} system properties (for example {@code gmp.randomizeScheduler}, or a test
  * harness's own) are not options and are left alone; only the option keys are checked there. In
@@ -62,15 +87,30 @@ final class AgentOptions {
   /** Agent arguments, key → normalised value, in argument order. Written once, in parse. */
   private final Map<String, String> agentArguments;
 
+  /** JDK 25's scheduler settings, read by VirtualThread.createDefaultScheduler. */
+  static final String JDK_PARALLELISM = "jdk.virtualThreadScheduler.parallelism";
+
+  static final String JDK_MAX_POOL_SIZE = "jdk.virtualThreadScheduler.maxPoolSize";
+
+  static final String JDK_MIN_RUNNABLE = "jdk.virtualThreadScheduler.minRunnable";
+
+  /** Values taken from the JDK's settings, key → value, for applyTo. Written once, in parse. */
+  private final Map<String, String> fromJdk;
+
+  /** What became of the JDK's settings, or null when none is set. */
+  private final String jdkSettingsLine;
+
   /** Key → normalised effective value; absent keys take the runtime's default. */
   private final Map<String, String> effective;
 
   /** Key → where its effective value came from, for messages. */
   private final Map<String, String> sources;
 
-  private AgentOptions(
-      Map<String, String> agentArguments, Map<String, String> effective, Map<String, String> sources) {
+  private AgentOptions(Map<String, String> agentArguments, Map<String, String> effective,
+      Map<String, String> sources, Map<String, String> fromJdk, String jdkSettingsLine) {
     this.agentArguments = Collections.unmodifiableMap(agentArguments);
+    this.fromJdk = Collections.unmodifiableMap(fromJdk);
+    this.jdkSettingsLine = jdkSettingsLine;
     this.effective = Collections.unmodifiableMap(effective);
     this.sources = Collections.unmodifiableMap(sources);
   }
@@ -133,14 +173,94 @@ final class AgentOptions {
         put(effective, sources, key, value, "the -javaagent argument");
       }
     }
-    return new AgentOptions(agentArguments, effective, sources);
+    Map<String, String> fromJdk = new LinkedHashMap<>();
+    String line = readJdkSettings(props, checker, effective, sources, fromJdk);
+    return new AgentOptions(agentArguments, effective, sources, fromJdk, line);
   }
 
-  /** Writes each agent argument into {@code gmp.<key>}: step 1 of the precedence order. */
+  /**
+   * The JDK's scheduler settings, below every gmp4j source: see 'The JDK's scheduler settings'.
+   * Fills {@code fromJdk} with what it maps; returns the start-up line, or null.
+   */
+  private static String readJdkSettings(Properties props, Checker checker,
+      Map<String, String> effective, Map<String, String> sources, Map<String, String> fromJdk) {
+    String parallelism = props.getProperty(JDK_PARALLELISM);
+    String maxPoolSize = props.getProperty(JDK_MAX_POOL_SIZE);
+    String minRunnable = props.getProperty(JDK_MIN_RUNNABLE);
+    List<String> said = new ArrayList<>();
+    int cap = Integer.MAX_VALUE;
+    if (maxPoolSize != null) {
+      String winner = winner(effective, sources, "maxthreads", "maxthreads.exceeded");
+      if (winner != null) {
+        said.add("-D" + JDK_MAX_POOL_SIZE + "=" + maxPoolSize.trim() + " is ignored: " + winner
+            + " wins");
+      } else {
+        cap = Integer.parseInt(check(checker, "maxthreads", maxPoolSize, "-D" + JDK_MAX_POOL_SIZE));
+        String maxthreads = String.valueOf((long) cap + 1 > Integer.MAX_VALUE ? cap : cap + 1);
+        put(effective, sources, "maxthreads", maxthreads, "-D" + JDK_MAX_POOL_SIZE);
+        put(effective, sources, "maxthreads.exceeded", "queue", "-D" + JDK_MAX_POOL_SIZE);
+        fromJdk.put("maxthreads", maxthreads);
+        fromJdk.put("maxthreads.exceeded", "queue");
+        said.add("-D" + JDK_MAX_POOL_SIZE + "=" + cap + " is taken as maxthreads=" + maxthreads
+            + " (" + cap + (cap == 1 ? " carrier" : " carriers") + " and sysmon),"
+            + " maxthreads.exceeded=queue");
+      }
+    }
+    String gomaxprocsWinner = winner(effective, sources, "gomaxprocs");
+    if (parallelism != null && gomaxprocsWinner != null) {
+      said.add("-D" + JDK_PARALLELISM + "=" + parallelism.trim() + " is ignored: "
+          + gomaxprocsWinner + " wins");
+    } else if (gomaxprocsWinner == null && (parallelism != null || cap != Integer.MAX_VALUE)) {
+      int n = parallelism != null
+          ? Integer.parseInt(check(checker, "gomaxprocs", parallelism, "-D" + JDK_PARALLELISM))
+          : Runtime.getRuntime().availableProcessors();
+      int gomaxprocs = Math.min(n, cap); // the JDK's own clamp of parallelism to maxPoolSize
+      if (parallelism != null || gomaxprocs < n) {
+        put(effective, sources, "gomaxprocs", String.valueOf(gomaxprocs),
+            "-D" + (parallelism != null ? JDK_PARALLELISM : JDK_MAX_POOL_SIZE));
+        fromJdk.put("gomaxprocs", String.valueOf(gomaxprocs));
+        said.add((parallelism != null ? "-D" + JDK_PARALLELISM + "=" + parallelism.trim()
+            : "the CPU count " + n) + " is taken as gomaxprocs=" + gomaxprocs
+            + (gomaxprocs < n ? " (at most maxPoolSize, as the JDK does)" : ""));
+      }
+    }
+    if (minRunnable != null) {
+      said.add("-D" + JDK_MIN_RUNNABLE + "=" + minRunnable.trim() + " is ignored: gmp4j hands"
+          + " a blocked carrier's P off by Go's rules; bound its threads with maxthreads");
+    }
+    return said.isEmpty() ? null : "gmp4j: " + String.join("; ", said);
+  }
+
+  /** "key=value from source" for the first of {@code keys} a gmp4j source set, else null. */
+  private static String winner(Map<String, String> effective, Map<String, String> sources,
+      String... keys) {
+    for (String key : keys) {
+      if (effective.containsKey(key)) {
+        return key + "=" + effective.get(key) + " from " + sources.get(key);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Writes each agent argument into {@code gmp.<key>} (step 1 of the precedence order), and each
+   * value taken from the JDK's settings, which no gmp4j source set.
+   */
   void applyTo(Properties props) {
+    for (Map.Entry<String, String> e : fromJdk.entrySet()) {
+      props.setProperty(PREFIX + e.getKey(), e.getValue());
+    }
     for (Map.Entry<String, String> e : agentArguments.entrySet()) {
       props.setProperty(PREFIX + e.getKey(), e.getValue());
     }
+  }
+
+  /**
+   * The one start-up line that says what gmp4j made of the JDK's scheduler settings, or null
+   * when none is set.
+   */
+  String jdkSettingsLine() {
+    return jdkSettingsLine;
   }
 
   /** The agent arguments, normalised. */

@@ -23,8 +23,9 @@ import net.bytebuddy.matcher.ElementMatcher;
  * A null {@code scheduler} means "the creating virtual thread's scheduler, or else
  * DEFAULT_SCHEDULER (a ForkJoinPool)". Every public way to build a virtual thread passes null:
  * {@code Thread.ofVirtual()}, {@code Thread.startVirtualThread}, {@code
- * Executors.newVirtualThreadPerTaskExecutor()}, the JDK's own poller threads. A non-null
- * scheduler (gmp4j's own builder, a test's) is left as it is; see {@code Hooks.scheduler}.
+ * Executors.newVirtualThreadPerTaskExecutor()}, the JDK's own poller threads. gmp4j replaces
+ * only DEFAULT_SCHEDULER: a non-null scheduler (gmp4j's own builder, a test's) is left as it is,
+ * and so is the scheduler a creator on a custom scheduler passes on; see {@code Hooks.scheduler}.
  *
  * <p>VirtualThread is loaded before premain runs, so this is applied by retransformation, which
  * may not add members: the advice is inlined and only reassigns an argument. Threads created

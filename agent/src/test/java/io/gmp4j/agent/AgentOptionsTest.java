@@ -222,4 +222,63 @@ class AgentOptionsTest {
     line = error(null, props("gmp.flightrecorder.dir", " "), Map.of());
     assertTrue(line.endsWith("(in -Dgmp.flightrecorder.dir)"), line);
   }
+
+  @Test
+  void jdkParallelismBecomesGomaxprocsAndSaysSo() {
+    AgentOptions o = parse("", props(AgentOptions.JDK_PARALLELISM, "3"), Map.of());
+    assertEquals("3", o.get("gomaxprocs"));
+    assertEquals("gmp4j: -Djdk.virtualThreadScheduler.parallelism=3 is taken as gomaxprocs=3",
+        o.jdkSettingsLine());
+    Properties written = props();
+    o.applyTo(written);
+    assertEquals("3", written.getProperty("gmp.gomaxprocs"));
+  }
+
+  @Test
+  void gomaxprocsFromAnyGmp4jSourceWinsOverJdkParallelism() {
+    Properties jdk = props(AgentOptions.JDK_PARALLELISM, "3");
+    AgentOptions env = parse("", jdk, Map.of("GOMAXPROCS", "5"));
+    assertEquals("5", env.get("gomaxprocs"));
+    assertEquals("gmp4j: -Djdk.virtualThreadScheduler.parallelism=3 is ignored: gomaxprocs=5"
+        + " from GOMAXPROCS wins", env.jdkSettingsLine());
+    Properties written = props();
+    env.applyTo(written);
+    assertNull(written.getProperty("gmp.gomaxprocs"), "GOMAXPROCS is left to the runtime");
+    assertEquals("2", parse("gomaxprocs=2", jdk, Map.of()).get("gomaxprocs"));
+    assertEquals("4", parse("", props(AgentOptions.JDK_PARALLELISM, "3", "gmp.gomaxprocs", "4"),
+        Map.of()).get("gomaxprocs"));
+  }
+
+  @Test
+  void jdkMaxPoolSizeBoundsThreadsAndQueuesAndCapsParallelism() {
+    AgentOptions o = parse("", props(AgentOptions.JDK_PARALLELISM, "8",
+        AgentOptions.JDK_MAX_POOL_SIZE, "4"), Map.of());
+    assertEquals("5", o.get("maxthreads"));
+    assertEquals("queue", o.get("maxthreads.exceeded"));
+    assertEquals("4", o.get("gomaxprocs"));
+    assertEquals("gmp4j: -Djdk.virtualThreadScheduler.maxPoolSize=4 is taken as maxthreads=5"
+        + " (4 carriers and sysmon), maxthreads.exceeded=queue;"
+        + " -Djdk.virtualThreadScheduler.parallelism=8 is taken as gomaxprocs=4"
+        + " (at most maxPoolSize, as the JDK does)", o.jdkSettingsLine());
+    AgentOptions own = parse("maxthreads=100", props(AgentOptions.JDK_MAX_POOL_SIZE, "4"),
+        Map.of());
+    assertEquals("100", own.get("maxthreads"));
+    assertNull(own.get("maxthreads.exceeded"));
+    assertTrue(own.jdkSettingsLine().startsWith("gmp4j: -Djdk.virtualThreadScheduler.maxPoolSize=4"
+        + " is ignored: maxthreads=100 from the -javaagent argument wins"), own.jdkSettingsLine());
+  }
+
+  @Test
+  void jdkMinRunnableIsIgnoredWithALine() {
+    AgentOptions o = parse("", props(AgentOptions.JDK_MIN_RUNNABLE, "2"), Map.of());
+    assertNull(o.get("gomaxprocs"));
+    assertTrue(o.jdkSettingsLine().contains("minRunnable=2 is ignored"), o.jdkSettingsLine());
+    assertNull(parse("", props(), Map.of()).jdkSettingsLine(), "no JDK setting, no line");
+  }
+
+  @Test
+  void badJdkSettingIsOneLineNamingIt() {
+    String line = error("", props(AgentOptions.JDK_PARALLELISM, "many"), Map.of());
+    assertTrue(line.contains("\"many\"") && line.contains(AgentOptions.JDK_PARALLELISM), line);
+  }
 }

@@ -3,6 +3,7 @@ package io.gmp4j.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import example.apps.CustomSchedulerChild;
 import example.apps.Unmodified;
 import java.time.Duration;
 import java.util.List;
@@ -31,6 +32,26 @@ class AgentIT {
     assertTrue(!r.err().contains("gmp4j:"), "no warning expected: " + r);
   }
 
+  /**
+   * JDK 25 gives a virtual thread created by a virtual thread its creator's scheduler: gmp4j
+   * takes only the threads the JDK would put on its default pool (issue 9, the JDK's
+   * CustomScheduler.testCustomScheduler3).
+   */
+  @Test
+  void childOfCustomSchedulerKeepsItsScheduler() throws Exception {
+    ChildJvm.Result r = ChildJvm.run(List.of("-Xverify:all", "-javaagent:" + ChildJvm.AGENT,
+        "--add-opens", "java.base/java.lang=ALL-UNNAMED"), Map.of(), CustomSchedulerChild.class,
+        LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("true", r.value("done"), r.toString());
+    assertEquals("custom-carrier", r.value("parent"), r.toString());
+    assertEquals("true", r.value("childInherits"), r.toString());
+    assertEquals("custom-carrier", r.value("child"), r.toString());
+    assertTrue(r.value("fromPlatform").startsWith("gmp-m"), r.toString());
+    assertTrue(r.value("fromDefault").startsWith("gmp-m"), r.toString());
+    assertTrue(!r.err().contains("gmp4j:"), "no warning expected: " + r);
+  }
+
   @Test
   void schedtraceOptionPrintsGoLines() throws Exception {
     ChildJvm.Result r = ChildJvm.withAgent("schedtrace=50,scheddetail=1", Unmodified.class,
@@ -49,6 +70,24 @@ class AgentIT {
     assertEquals(0, r.exit(), r.toString());
     assertTrue(Pattern.compile("(?m)^SCHED \\d+ms: gomaxprocs=\\d+ .* schedticks=\\[ [0-9 ]+\\]$")
         .matcher(r.err()).find(), r.toString());
+  }
+
+  /** The JDK's scheduler settings mean something under gmp4j, and one line says what. */
+  @Test
+  void jdkSchedulerSettingsAreMappedWithOneLine() throws Exception {
+    ChildJvm.Result r = ChildJvm.run(List.of("-Xverify:all",
+        "-Djdk.virtualThreadScheduler.parallelism=1", "-Djdk.virtualThreadScheduler.maxPoolSize=7",
+        "-javaagent:" + ChildJvm.AGENT + "=schedtrace=50"), Map.of(), Unmodified.class, LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("true", r.value("done"), r.toString());
+    List<String> lines = r.err().lines().filter(l -> l.startsWith("gmp4j:")).toList();
+    assertEquals(List.of("gmp4j: -Djdk.virtualThreadScheduler.maxPoolSize=7 is taken as"
+        + " maxthreads=8 (7 carriers and sysmon), maxthreads.exceeded=queue;"
+        + " -Djdk.virtualThreadScheduler.parallelism=1 is taken as gomaxprocs=1"), lines,
+        r.toString());
+    assertTrue(Pattern.compile("(?m)^SCHED \\d+ms: gomaxprocs=1 ").matcher(r.err()).find(),
+        r.toString());
+    assertTrue(r.value("executor").startsWith("gmp-m"), r.toString());
   }
 
   /** Fail open: one line naming the problem, and the program still runs, on the JDK's pool. */

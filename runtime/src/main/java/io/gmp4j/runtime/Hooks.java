@@ -10,16 +10,30 @@ public final class Hooks {
   private Hooks() {}
 
   /**
-   * Advice on {@code java.lang.VirtualThread(Executor, String, int, Runnable)}: a thread built
-   * with no scheduler gets gmp4j's, where the JDK would have used its ForkJoinPool or the
-   * creating thread's scheduler. Any thread; on any failure the JDK's choice stands.
+   * Advice on {@code java.lang.VirtualThread(Executor, String, int, Runnable)}: gmp4j's adopter
+   * where the JDK would pick its DEFAULT_SCHEDULER, else the JDK's choice. For a null {@code
+   * requested} JDK 25 takes the creating virtual thread's scheduler, or DEFAULT_SCHEDULER when
+   * the creator is a platform thread. So gmp4j takes the thread when the creator is a platform
+   * thread, a G (whose scheduler object is itself, 'Adoption' in Sched), a thread still waiting
+   * for adoption, or a thread on the JDK's pool (created before an attach); a creator on any other
+   * custom scheduler passes it on, as the JDK does. The common case, a G or a platform thread
+   * creating, costs one final-field read. Any thread; on any failure the JDK's choice stands.
    */
   public static Executor scheduler(Executor requested) {
     if (requested != null) {
       return requested;
     }
     try {
-      return Sched.get().adopter;
+      Sched s = Sched.get();
+      Thread creator = Thread.currentThread();
+      if (creator.isVirtual()) {
+        Executor inherited = VirtualThreads.scheduler(creator);
+        if (!(inherited instanceof Goroutine) && inherited != s.adopter
+            && !VirtualThreads.isDefaultScheduler(inherited)) {
+          return inherited;
+        }
+      }
+      return s.adopter;
     } catch (Throwable t) {
       return null;
     }

@@ -158,6 +158,31 @@ final class VirtualThreads {
   }
 
   /**
+   * Whether {@code scheduler} is the JDK's {@code VirtualThread.DEFAULT_SCHEDULER}. Read once,
+   * lazily: only a virtual thread on a scheduler that is neither a G nor the adopter asks (a thread
+   * created before an attach, or one on a custom scheduler), so the class's initialisation stays
+   * off gmp4j's start-up. Any thread.
+   */
+  static boolean isDefaultScheduler(Executor scheduler) {
+    return scheduler == DefaultScheduler.INSTANCE;
+  }
+
+  /** Holder of {@code VirtualThread.DEFAULT_SCHEDULER} (null if it cannot be read). */
+  private static final class DefaultScheduler {
+    static final Object INSTANCE = read();
+
+    private static Object read() {
+      try {
+        Field f = Class.forName("java.lang.VirtualThread").getDeclaredField("DEFAULT_SCHEDULER");
+        f.setAccessible(true);
+        return f.get(null);
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return null; // then every custom scheduler is inherited, the default one included
+      }
+    }
+  }
+
+  /**
    * Makes {@code g} the scheduler of {@code vthread}. Called only while adopting, before the
    * thread first runs; publication to later submitters is through the run queues.
    */
