@@ -349,25 +349,40 @@ class ChildJvmTest {
     static final List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     static long m(String name) {
-      return (Long) Gmp.readMetrics().get("/sched/" + name);
+      return m(Gmp.readMetrics(), name);
+    }
+
+    static long m(Map<String, Object> sample, String name) {
+      return (Long) sample.get("/sched/" + name);
     }
 
     static void check(String what, String name, long lo, long hi) {
-      long v = m(name);
+      check(what, Gmp.readMetrics(), name, lo, hi);
+    }
+
+    static void check(String what, Map<String, Object> sample, String name, long lo, long hi) {
+      long v = m(sample, name);
       if (v < lo || v > hi) {
         failures.add(what + ": " + name + " = " + v + ", want [" + lo + ", " + hi + "]");
       }
     }
 
-    static boolean pollUntil(String name, long atLeast) throws InterruptedException {
+    /**
+     * Reads the metrics until {@code name} reaches {@code atLeast}, and returns that sample, or
+     * null. The checks look at this same sample, as Go's do (spinUntil, then check on {@code
+     * s}): a fresh read can catch a spinner between its Gosched and its next run, runnable
+     * instead of running, and the count one or two below.
+     */
+    static Map<String, Object> pollUntil(String name, long atLeast) throws InterruptedException {
       for (int i = 0; i < 200; i++) {
-        if (m(name) >= atLeast) {
-          return true;
+        Map<String, Object> sample = Gmp.readMetrics();
+        if (m(sample, name) >= atLeast) {
+          return sample;
         }
         Thread.sleep(50);
       }
       failures.add(name + " never reached " + atLeast + ": " + m(name));
-      return false;
+      return null;
     }
 
     public static void main(String[] args) throws Exception {
@@ -411,9 +426,11 @@ class ChildJvmTest {
       check("created", "goroutines-created:goroutines", created + count, created + count);
 
       Gmp.gomaxprocs(count + 4);
-      if (pollUntil("goroutines/running:goroutines", count)) {
-        check("running", "goroutines/running:goroutines", count, count + GENERAL_SLACK);
-        check("running", "threads/total:threads", count, count + GENERAL_SLACK + THREADS_SLACK);
+      Map<String, Object> s = pollUntil("goroutines/running:goroutines", count);
+      if (s != null) {
+        check("running", s, "goroutines/running:goroutines", count, count + GENERAL_SLACK);
+        check("running", s, "threads/total:threads", count,
+            count + GENERAL_SLACK + THREADS_SLACK);
       }
 
       Gmp.gomaxprocs(1);
@@ -447,8 +464,9 @@ class ChildJvmTest {
           readersDone.countDown();
         });
       }
-      if (pollUntil("goroutines/not-in-go:goroutines", count)) {
-        check("not-in-go", "goroutines/not-in-go:goroutines", count, count + GENERAL_SLACK);
+      s = pollUntil("goroutines/not-in-go:goroutines", count);
+      if (s != null) {
+        check("not-in-go", s, "goroutines/not-in-go:goroutines", count, count + GENERAL_SLACK);
       }
       for (int i = 0; i < count; i++) {
         try (java.io.FileOutputStream out = new java.io.FileOutputStream(
@@ -470,8 +488,9 @@ class ChildJvmTest {
           }
         });
       }
-      if (pollUntil("goroutines/waiting:goroutines", waiters)) {
-        check("waiting", "goroutines/waiting:goroutines", waiters, waiters + waitingSlack);
+      s = pollUntil("goroutines/waiting:goroutines", waiters);
+      if (s != null) {
+        check("waiting", s, "goroutines/waiting:goroutines", waiters, waiters + waitingSlack);
       }
       stop.countDown();
     }
