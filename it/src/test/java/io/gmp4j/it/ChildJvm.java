@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -29,6 +30,25 @@ final class ChildJvm {
   private ChildJvm() {}
 
   /**
+   * A line of sysmon's hog hand-off report (HogHandoff's report and flushReports). Any program
+   * on gmp4j may print one on a loaded machine: a carrier that the OS leaves without a CPU for
+   * {@code preempt.handoff} (20 ms) looks to sysmon exactly like a G that ignores preemption,
+   * and handing its P to another M is then the right thing to do. Seen in ExporterIT under a
+   * parallel build: {@code goroutine 4 ignored preemption for 21ms (running
+   * java.lang.VirtualThread.parkNanos <- ... Thread.sleepNanos)}, a G caught inside its own
+   * park. Tests about other lines leave these out; HogHandoffIT and ChildJvmTest test them.
+   */
+  static final Pattern HANDOFF_REPORT = Pattern.compile("gmp4j: (goroutine \\d+ (ignored"
+      + " preemption|blocked its thread while pinned) for |\\d+ more goroutines? ignored"
+      + " preemption in the last ).*");
+
+  /** The {@code gmp4j:} lines of {@code output}, less hand-off reports ({@link #HANDOFF_REPORT}). */
+  static List<String> notes(String output) {
+    return output.lines().filter(l -> l.startsWith("gmp4j:"))
+        .filter(l -> !HANDOFF_REPORT.matcher(l).matches()).toList();
+  }
+
+  /**
    * What a child did. {@code timedOut} means it was killed at the deadline. {@code leftFiles}:
    * what the child left in its temporary folder (its own {@code java.io.tmpdir}, deleted after).
    */
@@ -38,6 +58,11 @@ final class ChildJvm {
       return "exit=" + exit + (timedOut ? " (killed at the deadline)" : "")
           + (leftFiles.isEmpty() ? "" : " left in its temporary folder: " + leftFiles)
           + "\n--- stdout ---\n" + out + "--- stderr ---\n" + err;
+    }
+
+    /** The {@code gmp4j:} lines of stderr, less sysmon's hand-off reports (see {@link #notes}). */
+    List<String> notes() {
+      return ChildJvm.notes(err);
     }
 
     /** The value of the first stdout line {@code key=value}, or null. */
