@@ -581,17 +581,27 @@ class ChildJvmTest {
     Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(),
         SpinnersWithoutPolls.class, "handoff", 30, "3", "300", "1300");
     assertEquals(0, r.exit(), r.toString());
-    assertEquals(3, value(r.out(), "handoffs="), r.toString());
+    // One per spinner, and on a loaded machine more: a carrier that the OS leaves without a CPU
+    // for 20 ms looks like a hog to sysmon (seen: 4, the sleeper's carrier; see HogHandoffIT).
+    long handoffs = value(r.out(), "handoffs=");
+    assertTrue(handoffs >= 3, r.toString());
     assertTrue(value(r.out(), "after ms=") < 600, r.toString()); // 900 without
     List<String> events = r.err().lines()
         .filter(l -> l.startsWith("gmp4j: goroutine ")).toList();
     assertEquals(1, events.size(), r.toString());
+    // The first is a spinner's (the sleeper runs only after it). Its sample may land in
+    // System.nanoTime, which spin calls: spin is the innermost frame outside the JDK.
     assertTrue(Pattern.matches("gmp4j: goroutine \\d+ ignored preemption for \\d+ms \\(running "
+        + "(?:java\\.[\\w.$]+\\([^)]*\\) <- )*"
         + Pattern.quote(SpinnersWithoutPolls.class.getName()) + "\\.spin\\(ChildJvmTest"
         + "\\.java:\\d+\\) <- .*\\); its P was handed to another M", events.get(0)),
         r.toString());
-    assertTrue(r.err().lines().anyMatch(l -> Pattern.matches("gmp4j: 2 more goroutines ignored"
-        + " preemption in the last \\d+ms; their Ps were handed to other Ms", l)), r.toString());
+    Pattern more = Pattern.compile("gmp4j: (\\d+) more goroutines? ignored preemption in the last"
+        + " \\d+ms; (their Ps were|its P was) handed to other Ms");
+    long counted = r.err().lines().map(more::matcher).filter(Matcher::matches)
+        .mapToLong(m -> Long.parseLong(m.group(1))).sum();
+    // the other two spinners at least; one after the last flush is never printed
+    assertTrue(counted >= 2 && counted <= handoffs - 1, counted + " counted\n" + r);
   }
 
   /**
