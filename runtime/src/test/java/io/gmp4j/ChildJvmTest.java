@@ -614,7 +614,9 @@ class ChildJvmTest {
     Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(), PinnedPark.class,
         "pinnedpark", 30);
     assertEquals(0, r.exit(), r.toString());
-    assertEquals(1, value(r.out(), "handoffs="), r.toString());
+    // The parker's, and on a loaded machine maybe the sleeper's starved carrier too (seen: 2
+    // with a core kept busy; see handoffReportsOneLineASecond).
+    assertTrue(value(r.out(), "handoffs=") >= 1, r.toString());
     assertTrue(value(r.out(), "after ms=") < 200, r.toString()); // 400 without the hand-off
     assertTrue(r.err().lines().anyMatch(l -> Pattern.matches("gmp4j: goroutine \\d+ blocked its"
         + " thread while pinned for \\d+ms \\(running .*\\); its P was handed to another M", l)),
