@@ -41,11 +41,14 @@ public final class SleepBesideSpinner {
     long cpu0 = mCpuNanos();
     long wall0 = System.nanoTime();
     boolean finished = sleeper.join(java.time.Duration.ofMillis(budgetMs));
-    double share = (mCpuNanos() - cpu0) / (double) (System.nanoTime() - wall0);
+    // Read before the spinner is stopped and before the CPU times are read: a thread dump at 3%
+    // of a CPU took long enough for a released sleeper to finish its sleeps.
+    int sleeps = done[0];
     stop = true;
+    double share = (mCpuNanos() - cpu0) / (double) (System.nanoTime() - wall0);
     System.out.printf("m_cpu_share=%.2f%n", Math.min(1.0, share));
     System.out.println("carrier=" + spinnerCarrier);
-    System.out.println("sleeps=" + done[0]);
+    System.out.println("sleeps=" + sleeps);
     if (finished) {
       long[] s = lat.clone();
       Arrays.sort(s);
