@@ -26,8 +26,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Usage: {@code SyscallSeedTable sleep|tcp|pipe|fifo|fifo-channel n} (fifo-channel reads
  * the FIFO through a FileChannel, whose read the JDK brackets with Blocker). Prints {@code before=}, {@code
- * waiting=} (how many reached their blocking call), {@code after=}, and {@code late_ms=} or
- * {@code late=starved}. Ends with halt: the waiters never finish.
+ * waiting=} (how many reached their blocking call), {@code after=}, {@code late_ms=} or
+ * {@code late=starved}, and {@code handoffs=} (gmp4j's hog hand-offs, -1 without gmp4j). Ends
+ * with halt: the waiters never finish.
  */
 public final class SyscallSeedTable {
   private static final List<Object> keep = new ArrayList<>();
@@ -120,6 +121,7 @@ public final class SyscallSeedTable {
     } else {
       System.out.println("late_ms=" + (ran[0] - start) / 1_000_000);
     }
+    System.out.println("handoffs=" + handoffs());
     System.out.flush();
     for (Path p : cleanUp) {
       Files.deleteIfExists(p);
@@ -205,4 +207,16 @@ public final class SyscallSeedTable {
     }
   }
 
+
+  /** gmp4j's /sched/preemptions/handoffs:handoffs, read by name, or -1 on the JDK's scheduler. */
+  @SuppressWarnings("unchecked")
+  static long handoffs() {
+    try {
+      java.util.Map<String, Object> m = (java.util.Map<String, Object>)
+          Class.forName("io.gmp4j.Gmp", true, null).getMethod("readMetrics").invoke(null);
+      return ((Number) m.get("/sched/preemptions/handoffs:handoffs")).longValue();
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return -1;
+    }
+  }
 }

@@ -9,7 +9,8 @@ import java.util.concurrent.Future;
 /**
  * A program that knows nothing of gmp4j: virtual threads from the executor, from {@code
  * Thread.ofVirtual()} on a platform thread, from {@code Thread.startVirtualThread}, and from a
- * virtual thread. Prints each one's carrier.
+ * virtual thread. Prints each one's carrier. With {@code args[0] = "halt"} it ends by {@code
+ * Runtime.halt}, which runs no shutdown hook and no {@code deleteOnExit}.
  */
 public final class Unmodified {
   public static void main(String[] args) throws Exception {
@@ -37,5 +38,9 @@ public final class Unmodified {
     System.out.println("startVirtualThread=" + box[1]);
     System.out.println("nested=" + box[2]);
     System.out.println("done=true");
+    System.out.flush();
+    if (args.length > 0 && args[0].equals("halt")) {
+      Runtime.getRuntime().halt(0);
+    }
   }
 }

@@ -349,25 +349,40 @@ class ChildJvmTest {
     static final List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     static long m(String name) {
-      return (Long) Gmp.readMetrics().get("/sched/" + name);
+      return m(Gmp.readMetrics(), name);
+    }
+
+    static long m(Map<String, Object> sample, String name) {
+      return (Long) sample.get("/sched/" + name);
     }
 
     static void check(String what, String name, long lo, long hi) {
-      long v = m(name);
+      check(what, Gmp.readMetrics(), name, lo, hi);
+    }
+
+    static void check(String what, Map<String, Object> sample, String name, long lo, long hi) {
+      long v = m(sample, name);
       if (v < lo || v > hi) {
         failures.add(what + ": " + name + " = " + v + ", want [" + lo + ", " + hi + "]");
       }
     }
 
-    static boolean pollUntil(String name, long atLeast) throws InterruptedException {
+    /**
+     * Reads the metrics until {@code name} reaches {@code atLeast}, and returns that sample, or
+     * null. The checks look at this same sample, as Go's do (spinUntil, then check on {@code
+     * s}): a fresh read can catch a spinner between its Gosched and its next run, runnable
+     * instead of running, and the count one or two below.
+     */
+    static Map<String, Object> pollUntil(String name, long atLeast) throws InterruptedException {
       for (int i = 0; i < 200; i++) {
-        if (m(name) >= atLeast) {
-          return true;
+        Map<String, Object> sample = Gmp.readMetrics();
+        if (m(sample, name) >= atLeast) {
+          return sample;
         }
         Thread.sleep(50);
       }
       failures.add(name + " never reached " + atLeast + ": " + m(name));
-      return false;
+      return null;
     }
 
     public static void main(String[] args) throws Exception {
@@ -411,9 +426,11 @@ class ChildJvmTest {
       check("created", "goroutines-created:goroutines", created + count, created + count);
 
       Gmp.gomaxprocs(count + 4);
-      if (pollUntil("goroutines/running:goroutines", count)) {
-        check("running", "goroutines/running:goroutines", count, count + GENERAL_SLACK);
-        check("running", "threads/total:threads", count, count + GENERAL_SLACK + THREADS_SLACK);
+      Map<String, Object> s = pollUntil("goroutines/running:goroutines", count);
+      if (s != null) {
+        check("running", s, "goroutines/running:goroutines", count, count + GENERAL_SLACK);
+        check("running", s, "threads/total:threads", count,
+            count + GENERAL_SLACK + THREADS_SLACK);
       }
 
       Gmp.gomaxprocs(1);
@@ -447,8 +464,9 @@ class ChildJvmTest {
           readersDone.countDown();
         });
       }
-      if (pollUntil("goroutines/not-in-go:goroutines", count)) {
-        check("not-in-go", "goroutines/not-in-go:goroutines", count, count + GENERAL_SLACK);
+      s = pollUntil("goroutines/not-in-go:goroutines", count);
+      if (s != null) {
+        check("not-in-go", s, "goroutines/not-in-go:goroutines", count, count + GENERAL_SLACK);
       }
       for (int i = 0; i < count; i++) {
         try (java.io.FileOutputStream out = new java.io.FileOutputStream(
@@ -470,8 +488,9 @@ class ChildJvmTest {
           }
         });
       }
-      if (pollUntil("goroutines/waiting:goroutines", waiters)) {
-        check("waiting", "goroutines/waiting:goroutines", waiters, waiters + waitingSlack);
+      s = pollUntil("goroutines/waiting:goroutines", waiters);
+      if (s != null) {
+        check("waiting", s, "goroutines/waiting:goroutines", waiters, waiters + waitingSlack);
       }
       stop.countDown();
     }
@@ -497,6 +516,14 @@ class ChildJvmTest {
   public static final class SpinnersWithoutPolls {
     static volatile boolean stop;
 
+    /**
+     * When the first spinner began: the sleeper's wait is counted from here, not from main's
+     * start, which adds the scheduler's own start-up (class loading, the first Ms) and made the
+     * bound fail on a loaded machine.
+     */
+    static final java.util.concurrent.atomic.AtomicLong FIRST_SPIN =
+        new java.util.concurrent.atomic.AtomicLong();
+
     static long spin(long millis) {
       long end = System.nanoTime() + millis * 1_000_000;
       long x = 0;
@@ -510,13 +537,15 @@ class ChildJvmTest {
       int spinners = Integer.parseInt(args[0]);
       long spinMs = Long.parseLong(args[1]);
       long waitMs = Long.parseLong(args[2]);
-      long t0 = System.nanoTime();
       for (int i = 0; i < spinners; i++) {
-        Gmp.go(() -> spin(spinMs));
+        Gmp.go(() -> {
+          FIRST_SPIN.compareAndSet(0, System.nanoTime());
+          spin(spinMs);
+        });
       }
       long[] firstRun = {-1};
       Gmp.go(() -> {
-        firstRun[0] = System.nanoTime() - t0;
+        firstRun[0] = System.nanoTime() - FIRST_SPIN.get();
         try {
           while (!stop) {
             Thread.sleep(1);
@@ -552,22 +581,27 @@ class ChildJvmTest {
     Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(),
         SpinnersWithoutPolls.class, "handoff", 30, "3", "300", "1300");
     assertEquals(0, r.exit(), r.toString());
-    // At least one per spinner. On a loaded machine a cold G (the sleeper's first run, loading
-    // classes) may hold the P for a hand-off too: sysmon's late cycles no longer restart the
-    // count ('Pauses' in HogHandoff).
-    assertTrue(value(r.out(), "handoffs=") >= 3, r.toString());
+    // One per spinner, and on a loaded machine more: a carrier that the OS leaves without a CPU
+    // for 20 ms looks like a hog to sysmon (seen: 4, the sleeper's carrier; see HogHandoffIT).
+    long handoffs = value(r.out(), "handoffs=");
+    assertTrue(handoffs >= 3, r.toString());
     assertTrue(value(r.out(), "after ms=") < 600, r.toString()); // 900 without
     List<String> events = r.err().lines()
         .filter(l -> l.startsWith("gmp4j: goroutine ")).toList();
     assertEquals(1, events.size(), r.toString());
-    // The stack is taken after the hand-off: the spinner may be inside System.nanoTime.
+    // The first is a spinner's (the sleeper runs only after it). Its sample may land in
+    // System.nanoTime, which spin calls: spin is the innermost frame outside the JDK.
     assertTrue(Pattern.matches("gmp4j: goroutine \\d+ ignored preemption for \\d+ms \\(running "
-        + "(java\\.lang\\.System\\.nanoTime\\(Native Method\\) <- )?"
+        + "(?:java\\.[\\w.$]+\\([^)]*\\) <- )*"
         + Pattern.quote(SpinnersWithoutPolls.class.getName()) + "\\.spin\\(ChildJvmTest"
         + "\\.java:\\d+\\) <- .*\\); its P was handed to another M", events.get(0)),
         r.toString());
-    assertTrue(r.err().lines().anyMatch(l -> Pattern.matches("gmp4j: [23] more goroutines ignored"
-        + " preemption in the last \\d+ms; their Ps were handed to other Ms", l)), r.toString());
+    Pattern more = Pattern.compile("gmp4j: (\\d+) more goroutines? ignored preemption in the last"
+        + " \\d+ms; (their Ps were|its P was) handed to other Ms");
+    long counted = r.err().lines().map(more::matcher).filter(Matcher::matches)
+        .mapToLong(m -> Long.parseLong(m.group(1))).sum();
+    // the other two spinners at least; one after the last flush is never printed
+    assertTrue(counted >= 2 && counted <= handoffs - 1, counted + " counted\n" + r);
   }
 
   /**
@@ -580,7 +614,9 @@ class ChildJvmTest {
     Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(), PinnedPark.class,
         "pinnedpark", 30);
     assertEquals(0, r.exit(), r.toString());
-    assertTrue(value(r.out(), "handoffs=") >= 1, r.toString()); // see handoffReportsOneLine...
+    // The parker's, and on a loaded machine maybe the sleeper's starved carrier too (seen: 2
+    // with a core kept busy; see handoffReportsOneLineASecond).
+    assertTrue(value(r.out(), "handoffs=") >= 1, r.toString());
     assertTrue(value(r.out(), "after ms=") < 200, r.toString()); // 400 without the hand-off
     assertTrue(r.err().lines().anyMatch(l -> Pattern.matches("gmp4j: goroutine \\d+ blocked its"
         + " thread while pinned for \\d+ms \\(running .*\\); its P was handed to another M", l)),
@@ -593,10 +629,18 @@ class ChildJvmTest {
    * hand-off count.
    */
   public static final class PinnedPark {
+    /**
+     * When the parker began its park: the sleeper's wait is counted from here, not from main's
+     * start, which adds the scheduler's start-up and the class initialisation (seen: 203 ms,
+     * bound 200, on a loaded machine).
+     */
+    static volatile long parkedAt;
+
     static final class ParksInClinit {
       static final boolean DONE;
 
       static {
+        parkedAt = System.nanoTime();
         java.util.concurrent.locks.LockSupport.parkNanos(400_000_000L);
         DONE = true;
       }
@@ -605,11 +649,10 @@ class ChildJvmTest {
     }
 
     public static void main(String[] args) throws Exception {
-      long t0 = System.nanoTime();
       Thread parker = Gmp.go(() -> System.out.println("parked=" + ParksInClinit.DONE));
       long[] firstRun = {-1};
       Thread sleeper = Gmp.go(() -> {
-        firstRun[0] = System.nanoTime() - t0;
+        firstRun[0] = System.nanoTime() - parkedAt;
         try {
           Thread.sleep(1);
         } catch (InterruptedException e) {

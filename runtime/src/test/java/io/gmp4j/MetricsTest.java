@@ -3,21 +3,26 @@ package io.gmp4j;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * readMetrics and describeMetrics agree, name for name, and every name follows Go's grammar
  * (runtime/metrics Description doc); each kind has its documented Java type.
  */
+@ExtendWith(SchedTraceOnFailure.class)
 class MetricsTest {
   private static final Pattern GO_NAME =
       Pattern.compile("^(?<name>/[^:]+):(?<unit>[^:*/]+(?:[*/][^:*/]+)*)$");
 
   @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void everyMetricIsDescribedAndTyped() {
     Map<String, Object> m = Gmp.readMetrics();
     List<MetricDescription> all = Gmp.describeMetrics();
@@ -35,6 +40,7 @@ class MetricsTest {
   }
 
   @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void goroutinesListsAParkedGWithItsWaitReason() throws Exception {
     java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
     Thread g = Gmp.go(() -> {

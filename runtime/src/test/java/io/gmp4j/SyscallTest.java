@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -27,6 +28,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ExtendWith(SchedTraceOnFailure.class)
 class SyscallTest {
+  /** Where the FIFOs go; JUnit deletes it after each test. */
+  @TempDir Path tmp;
 
   /**
    * Go's TestPreemptionAfterSyscall: at two Ps, eight Gs loop on short syscalls (a busy wait
@@ -135,8 +138,7 @@ class SyscallTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void notInGoCountsGsBlockedInReads() throws Exception {
-    Path dir = Files.createTempDirectory("gmp-fifo");
-    List<Path> fifos = fifos(dir, 10);
+    List<Path> fifos = fifos(tmp, 10);
     CountDownLatch done = new CountDownLatch(10);
     long base = metric("/sched/goroutines/not-in-go:goroutines");
     startReaders(fifos, done);
@@ -164,8 +166,7 @@ class SyscallTest {
   void blockedReadsGrowThreadsAndNewGsStillRun() throws Exception {
     GmpTesting.withProcs(2, () -> {
       final int n = 200;
-      Path dir = Files.createTempDirectory("gmp-fifo");
-      List<Path> fifos = fifos(dir, n);
+      List<Path> fifos = fifos(tmp, n);
       long threads0 = osThreads();
       CountDownLatch done = new CountDownLatch(n);
       startReaders(fifos, done);

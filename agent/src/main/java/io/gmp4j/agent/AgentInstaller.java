@@ -53,7 +53,8 @@ import net.bytebuddy.pool.TypePool;
  * thrown into the application.
  *
  * <ol>
- *   <li>Extract gmp4j-runtime.jar to a temporary file ({@link RuntimeJar}).
+ *   <li>Extract gmp4j-runtime.jar to a temporary file ({@link RuntimeJar}), deleted again after
+ *       step 4 (the JVM holds it open) or when the install stops before it.
  *   <li>Validate every setting ({@link AgentOptions}) against {@code io.gmp4j.runtime.Config},
  *       loaded from that file in a throw-away class loader, so that a bad setting leaves the
  *       JVM exactly as it was: not even the boot class path changes.
@@ -95,8 +96,11 @@ final class AgentInstaller {
   /** True once install completed. Guarded by the class lock (install is synchronized). */
   private static boolean installed;
 
-  /** The runtime jar appended to the boot class path (step 4), or null. Guarded by the class lock. */
-  private static Path bootJar;
+  /**
+   * True once a runtime jar is on the boot class path (step 4): a later install must not append a
+   * second copy. Guarded by the class lock.
+   */
+  private static boolean bootJarAppended;
 
   private AgentInstaller() {}
 
@@ -111,8 +115,11 @@ final class AgentInstaller {
       return;
     }
     String step = "extract the runtime jar";
+    Path runtimeJar = null;
     try {
-      Path runtimeJar = bootJar != null ? bootJar : RuntimeJar.extract(); // step 1
+      // A fresh copy even after an earlier install appended one: that copy is deleted, and
+      // step 2 reads this one by name.
+      runtimeJar = RuntimeJar.extract(); // step 1
 
       step = "read the options";
       AgentOptions options;
@@ -125,10 +132,13 @@ final class AgentInstaller {
       options.applyTo(System.getProperties()); // step 3
 
       step = "append the runtime jar to the boot class path";
-      if (bootJar == null) {
-        inst.appendToBootstrapClassLoaderSearch(new JarFile(runtimeJar.toFile(), false)); // step 4
-        bootJar = runtimeJar;
+      if (!bootJarAppended) {
+        try (JarFile jar = new JarFile(runtimeJar.toFile(), false)) { // only its name is used
+          inst.appendToBootstrapClassLoaderSearch(jar); // step 4
+        }
+        bootJarAppended = true;
       }
+      RuntimeJar.delete(runtimeJar); // the JVM holds it open (see RuntimeJar)
       Class<?> hooks = Class.forName(HOOKS, true, null);
 
       step = "open java.base/java.lang to gmp4j";
@@ -178,6 +188,10 @@ final class AgentInstaller {
       } else {
         Stderr.line("gmp4j: could not " + step + ": " + Stderr.describe(t)
             + Stderr.NOT_INSTALLED);
+      }
+    } finally {
+      if (runtimeJar != null) {
+        RuntimeJar.delete(runtimeJar); // a failed install leaves no file either
       }
     }
   }

@@ -56,9 +56,7 @@ class GmpMetricsTest {
       assertTrue(latencies.totalTime(java.util.concurrent.TimeUnit.SECONDS) > 0);
     } finally {
       release.countDown();
-      for (Thread t : gs) {
-        t.join();
-      }
+      joinAll(gs);
     }
   }
 
@@ -76,9 +74,7 @@ class GmpMetricsTest {
         text = registry.scrape();
       } finally {
         release.countDown();
-        for (Thread t : gs) {
-          t.join();
-        }
+        joinAll(gs);
       }
       for (String expected : List.of(
           "# TYPE gmp_sched_latencies_seconds histogram",
@@ -141,6 +137,15 @@ class GmpMetricsTest {
         throw new AssertionError(what + ": " + v + " < " + want + "\n" + Gmp.schedtrace(true));
       }
       Thread.sleep(20);
+    }
+  }
+
+  /** Joins the test's Gs, 10 s at most; on a timeout fails with the schedtrace of the moment. */
+  static void joinAll(List<Thread> gs) throws InterruptedException {
+    for (Thread t : gs) {
+      if (!t.join(java.time.Duration.ofSeconds(10))) {
+        throw new AssertionError(t + " did not end within 10 s\n" + Gmp.schedtrace(true));
+      }
     }
   }
 }

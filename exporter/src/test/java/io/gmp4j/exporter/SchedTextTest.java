@@ -89,9 +89,7 @@ class SchedTextTest {
       }
     } finally {
       release.countDown();
-      for (Thread t : gs) {
-        t.join();
-      }
+      GmpMetricsTest.joinAll(gs);
     }
   }
 

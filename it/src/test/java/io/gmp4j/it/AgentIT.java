@@ -29,7 +29,21 @@ class AgentIT {
     for (String key : List.of("executor", "ofVirtual", "startVirtualThread", "nested")) {
       assertTrue(r.value(key) != null && r.value(key).startsWith("gmp-m"), key + ": " + r);
     }
-    assertTrue(!r.err().contains("gmp4j:"), "no warning expected: " + r);
+    assertEquals(List.of(), r.notes(), "no warning expected: " + r);
+    assertEquals(List.of(), r.leftFiles(), r.toString());
+  }
+
+  /**
+   * The extracted runtime jar is gone once it is on the boot class path, so a JVM that ends
+   * without its exit hooks (halt, a fatal error, a kill) leaves nothing in the temporary folder.
+   */
+  @Test
+  void haltedProgramLeavesNoFileBehind() throws Exception {
+    ChildJvm.Result r = ChildJvm.withAgent("", Unmodified.class, LIMIT, "halt");
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("true", r.value("done"), r.toString());
+    assertTrue(r.value("nested").startsWith("gmp-m"), r.toString());
+    assertEquals(List.of(), r.leftFiles(), r.toString());
   }
 
   /**
@@ -115,5 +129,6 @@ class AgentIT {
     assertEquals(1, lines.size(), "exactly one gmp4j line: " + r);
     assertTrue(lines.get(0).contains(named.trim()), "the line names " + named + ": " + r);
     assertTrue(r.value("executor").startsWith("ForkJoinPool"), "default scheduler: " + r);
+    assertEquals(List.of(), r.leftFiles(), r.toString());
   }
 }

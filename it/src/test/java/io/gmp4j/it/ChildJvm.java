@@ -8,9 +8,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Starts a fresh JVM (the JDK 25 running the tests) on one of the {@code apps}, with the real
@@ -26,12 +29,40 @@ final class ChildJvm {
 
   private ChildJvm() {}
 
-  /** What a child did. {@code timedOut} means it was killed at the deadline. */
-  record Result(int exit, String out, String err, boolean timedOut) {
+  /**
+   * A line of sysmon's hog hand-off report (HogHandoff's report and flushReports). Any program
+   * on gmp4j may print one on a loaded machine: a carrier that the OS leaves without a CPU for
+   * {@code preempt.handoff} (20 ms) looks to sysmon exactly like a G that ignores preemption,
+   * and handing its P to another M is then the right thing to do. Seen in ExporterIT under a
+   * parallel build: {@code goroutine 4 ignored preemption for 21ms (running
+   * java.lang.VirtualThread.parkNanos <- ... Thread.sleepNanos)}, a G caught inside its own
+   * park. Tests about other lines leave these out; HogHandoffIT and ChildJvmTest test them.
+   */
+  static final Pattern HANDOFF_REPORT = Pattern.compile("gmp4j: (goroutine \\d+ (ignored"
+      + " preemption|blocked its thread while pinned) for |\\d+ more goroutines? ignored"
+      + " preemption in the last ).*");
+
+  /** The {@code gmp4j:} lines of {@code output}, less hand-off reports ({@link #HANDOFF_REPORT}). */
+  static List<String> notes(String output) {
+    return output.lines().filter(l -> l.startsWith("gmp4j:"))
+        .filter(l -> !HANDOFF_REPORT.matcher(l).matches()).toList();
+  }
+
+  /**
+   * What a child did. {@code timedOut} means it was killed at the deadline. {@code leftFiles}:
+   * what the child left in its temporary folder (its own {@code java.io.tmpdir}, deleted after).
+   */
+  record Result(int exit, String out, String err, boolean timedOut, List<String> leftFiles) {
     @Override
     public String toString() {
       return "exit=" + exit + (timedOut ? " (killed at the deadline)" : "")
+          + (leftFiles.isEmpty() ? "" : " left in its temporary folder: " + leftFiles)
           + "\n--- stdout ---\n" + out + "--- stderr ---\n" + err;
+    }
+
+    /** The {@code gmp4j:} lines of stderr, less sysmon's hand-off reports (see {@link #notes}). */
+    List<String> notes() {
+      return ChildJvm.notes(err);
     }
 
     /** The value of the first stdout line {@code key=value}, or null. */
@@ -63,8 +94,21 @@ final class ChildJvm {
   /** Runs {@code app} with the given JVM flags and extra environment. */
   static Result run(List<String> jvmArgs, Map<String, String> env, Class<?> app,
       Duration timeout, String... args) throws IOException, InterruptedException {
+    // The child's own temporary folder: what it leaves there (the agent's runtime jar, an app's
+    // FIFO) is reported, and deleted with the folder even when the child was killed.
+    Path tmp = Files.createTempDirectory("gmp4j-child");
+    try {
+      return run(jvmArgs, env, app, timeout, tmp, args);
+    } finally {
+      deleteTree(tmp);
+    }
+  }
+
+  private static Result run(List<String> jvmArgs, Map<String, String> env, Class<?> app,
+      Duration timeout, Path tmp, String... args) throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     cmd.add(JAVA.toString());
+    cmd.add("-Djava.io.tmpdir=" + tmp);
     cmd.addAll(jvmArgs);
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
@@ -86,8 +130,21 @@ final class ChildJvm {
     }
     d1.join(5_000);
     d2.join(5_000);
+    List<String> left;
+    try (Stream<Path> files = Files.walk(tmp)) {
+      left = files.filter(f -> !f.equals(tmp)).map(f -> tmp.relativize(f).toString()).sorted()
+          .toList();
+    }
     return new Result(done ? p.exitValue() : -1, out.toString(StandardCharsets.UTF_8),
-        err.toString(StandardCharsets.UTF_8), !done);
+        err.toString(StandardCharsets.UTF_8), !done, left);
+  }
+
+  private static void deleteTree(Path root) throws IOException {
+    try (Stream<Path> files = Files.walk(root)) {
+      for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(f);
+      }
+    }
   }
 
   private static Thread drain(InputStream in, ByteArrayOutputStream sink) {

@@ -16,28 +16,61 @@ import org.junit.jupiter.api.Timeout;
  * the hand-off and reports it on stderr; and the hog's first poll afterwards takes it back into
  * the scheduler.
  */
-@Timeout(120)
+@Timeout(200)
 class HogHandoffIT {
   private static final Duration LIMIT = Duration.ofSeconds(60);
+
+  /** Runs of a scenario at most (see {@link #runAndCheck}). */
+  private static final int ATTEMPTS = 3;
+
+  /** One frame of the hand-off line in a JDK class, e.g. {@code java.lang.System.nanoTime(...)}. */
+  private static final String JDK_FRAME = "(?:java|javax|jdk|sun)\\.[\\w.$]+\\([^)]*\\)";
 
   /** The hog sits in a class that {@code preempt.exclude} leaves without polls. */
   @Test
   void excludedClassLosesItsPAndIsReported() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1,preempt.exclude="
-        + IgnoresPreemption.Library.class.getName(), IgnoresPreemption.class, LIMIT,
-        "excluded");
-    check(r, Pattern.quote(IgnoresPreemption.Library.class.getName()) + "\\.spin\\(");
+    runAndCheck("gomaxprocs=1,preempt.exclude=" + IgnoresPreemption.Library.class.getName(),
+        "excluded", Pattern.quote(IgnoresPreemption.Library.class.getName()) + "\\.spin\\(");
   }
 
   /** The hog sits in a JDK method, which the agent never instruments. */
   @Test
   void jdkMethodLosesItsPAndIsReported() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1", IgnoresPreemption.class, LIMIT,
-        "jdk");
-    check(r, "java\\.util\\.");
+    runAndCheck("gomaxprocs=1", "jdk", "java\\.util\\.");
   }
 
-  private static void check(ChildJvm.Result r, String topFrame) {
+  /**
+   * Runs the scenario, and once more (up to {@value #ATTEMPTS} runs) if the one report line of
+   * the second went to the ticker. On a loaded machine the OS may leave the ticker's carrier
+   * without a CPU for the whole {@code preempt.handoff} (20 ms) in the middle of a run: to
+   * sysmon that is a G that ignores preemption, so it hands the P off, by design, and the report
+   * names the ticker, in its sleep, and the hog's own hand-off right after is only counted
+   * ("1 more"). Seen in 1 run in 6 beside the other helpers' builds (load average 2.4 on 2
+   * CPUs), and in 4 in 6 with the child on one CPU ({@code taskset -c 0}, load 12), where the
+   * ticker's carrier got 0 to 3 ms of CPU time in the 20 to 30 ms that sysmon counted. Such a
+   * run says nothing about the hog's report, which is what this test checks; a wrong or
+   * missing line for the hog still fails.
+   */
+  private static void runAndCheck(String options, String mode, String hogFrame)
+      throws Exception {
+    for (int attempt = 1; ; attempt++) {
+      ChildJvm.Result r = ChildJvm.withAgent(options, IgnoresPreemption.class, LIMIT, mode);
+      String line = r.err().lines().filter(l -> l.startsWith("gmp4j: goroutine ")).findFirst()
+          .orElse("");
+      boolean tickerFirst = r.exit() == 0 && line.contains("java.lang.Thread.sleep")
+          && !Pattern.compile(hogFrame).matcher(line).find()
+          && r.value("handoffs") != null && Long.parseLong(r.value("handoffs")) >= 2;
+      if (tickerFirst && attempt < ATTEMPTS) {
+        System.out.println("HogHandoffIT: run " + attempt + " reported the ticker's starved"
+            + " carrier first, running again: " + line);
+        continue;
+      }
+      check(r, hogFrame);
+      return;
+    }
+  }
+
+  private static void check(ChildJvm.Result r, String hogFrame) {
     assertEquals(0, r.exit(), r.toString());
     long hogMs = Long.parseLong(r.value("hog_ms"));
     long ticks = Long.parseLong(r.value("ticks"));
@@ -51,8 +84,13 @@ class HogHandoffIT {
     assertTrue(Long.parseLong(r.value("honored_after")) >= 1, r.toString());
     List<String> lines = r.err().lines().filter(l -> l.startsWith("gmp4j: goroutine ")).toList();
     assertEquals(1, lines.size(), r.toString());
+    // The line shows the hog's stack as sysmon sampled it, and the hog calls into the JDK from
+    // its loop (System.nanoTime, a native method): the sample may land there. What the user
+    // needs is the code that ignored preemption, so ask for it as the innermost frame outside
+    // the JDK, below any JDK frames it called (in the jdk case the hog is itself a JDK frame).
     assertTrue(Pattern.matches("gmp4j: goroutine \\d+ ignored preemption for \\d+ms \\(running "
-        + topFrame + ".*\\); its P was handed to another M", lines.get(0)), r.toString());
+        + "(?:" + JDK_FRAME + " <- )*" + hogFrame + ".*\\); its P was handed to another M",
+        lines.get(0)), r.toString());
     System.out.println("HogHandoffIT stderr: " + lines.get(0));
   }
 }

@@ -35,7 +35,11 @@ class PreemptionIT {
         + r.value("p90") + "ms max=" + r.value("max") + "ms");
     assertEquals("50", r.value("sleeps"), r.toString());
     assertTrue(r.value("carrier").startsWith("gmp-m"), r.toString());
-    assertTrue(Double.parseDouble(r.value("p50")) < 30, r.toString());
+    // 30 ms of M time (a time slice plus sysmon's period): the spinner sees the request only
+    // while its carrier is on a CPU, so on a loaded machine the bound stretches by the inverse
+    // of the CPU share the OS gave the carriers (see PreemptTest).
+    double share = Math.max(0.1, Double.parseDouble(r.value("m_cpu_share")));
+    assertTrue(Double.parseDouble(r.value("p50")) < 30 / share, r.toString());
   }
 
   /**

@@ -57,7 +57,9 @@ class SyscallIT {
     if (kind.equals("fifo")) {
       assertTrue(delta(gmp) >= N - 20, gmp.toString()); // about one M per blocked G
     } else {
-      assertTrue(delta(gmp) <= 4, gmp.toString());
+      // Each hog hand-off may start one M (handoffP). On a loaded machine a slow class
+      // initialisation under -Xverify:all is handed off too (seen: InetAddress.<clinit>, +5).
+      assertTrue(delta(gmp) <= 4 + Long.parseLong(gmp.value("handoffs")), gmp.toString());
     }
   }
 

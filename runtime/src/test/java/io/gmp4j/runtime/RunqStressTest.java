@@ -2,6 +2,7 @@ package io.gmp4j.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.Timeout;
  */
 class RunqStressTest {
   @Test
-  @Timeout(value = 300, unit = TimeUnit.SECONDS)
+  @Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = SEPARATE_THREAD)
   void putStealRunnextLosesAndDuplicatesNothing() throws Exception {
     int total = 300_000 * Integer.getInteger("gmp.stress", 1);
     int thieves = 3;
@@ -63,7 +64,9 @@ class RunqStressTest {
     }
     done.set(true);
     for (Thread t : ts) {
-      t.join();
+      assertTrue(t.join(java.time.Duration.ofSeconds(30)), () -> t.getName() + " did not stop: "
+          + java.util.Arrays.toString(t.getStackTrace()) + "\nowner " + owner + "\nthieves "
+          + thiefPs);
     }
     for (Goroutine g; (g = owner.runqGet()) != null; ) {
       taken.incrementAndGet((int) g.goid);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
 import java.util.HashSet;
 import java.util.Set;
@@ -135,7 +136,7 @@ class RunqTest {
    * a put with runnext kicks the old runnext to the ring and a get races it.
    */
   @Test
-  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  @Timeout(value = 120, unit = TimeUnit.SECONDS, threadMode = SEPARATE_THREAD)
   void schedLocalQueueEmpty() throws Exception {
     int iters = 20_000 * Integer.getInteger("gmp.stress", 1);
     Processor p = new Processor(sched, 0);
@@ -146,12 +147,10 @@ class RunqTest {
     AtomicReference<String> failure = new AtomicReference<>();
     Thread checker = Thread.ofPlatform().daemon().start(() -> {
       for (int i = 0; i < iters; i++) {
-        while (phase.get() != i + 1) {
-          Thread.onSpinWait();
-        }
-        ready.incrementAndGet();
-        while (ready.get() != 2) {
-          Thread.onSpinWait();
+        final int at = i;
+        if (!spinUntil(() -> phase.get() == at + 1) || !incrementAndSpin(ready)) {
+          failure.compareAndSet(null, "checker stuck at iteration " + i);
+          return;
         }
         if (p.runqEmpty()) {
           failure.compareAndSet(null, "queue is empty at iteration " + i);
@@ -165,20 +164,36 @@ class RunqTest {
       boolean next1 = (i & 2) == 0;
       p.runqPut(gs[0], next0);
       phase.set(i + 1);
-      ready.incrementAndGet();
-      while (ready.get() != 2) {
-        Thread.onSpinWait();
-      }
+      final int at = i;
+      assertTrue(incrementAndSpin(ready), () -> "stuck at iteration " + at + " (ready "
+          + ready.get() + ", checker: " + failure.get() + ") " + p);
       p.runqPut(gs[1], next1);
       p.runqGet();
-      while (checked.get() != i + 1) {
-        Thread.onSpinWait();
-      }
+      assertTrue(spinUntil(() -> checked.get() == at + 1), () -> "the checker never checked"
+          + " iteration " + at + " (" + failure.get() + ") " + p);
       p.runqGet();
       assertTrue(p.runqEmpty());
     }
-    checker.join();
+    assertTrue(checker.join(java.time.Duration.ofSeconds(10)), "the checker did not end");
     assertNull(failure.get());
+  }
+
+  /** Counts {@code ready} up and spins until both sides have (10 s at most). */
+  private static boolean incrementAndSpin(AtomicInteger ready) {
+    ready.incrementAndGet();
+    return spinUntil(() -> ready.get() == 2);
+  }
+
+  /** Spins until {@code cond} holds, 10 s at most: a lost step fails instead of hanging. */
+  private static boolean spinUntil(java.util.function.BooleanSupplier cond) {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (!cond.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      Thread.onSpinWait();
+    }
+    return true;
   }
 
   /** Go's RunStealOrderTest. */
