@@ -350,6 +350,10 @@ public final class Sched {
       return; // the other M of a duplicate submit destroyed it (and counted ngsys down)
     }
     if (Trace.on(Trace.GO_DESTROY)) {
+      Object slice = gp.traceRun;
+      if (slice != null) {
+        Trace.runStop(slice); // the M of the exit may not be back yet: 'The end of a run' in Trace
+      }
       Trace.goDestroy(gp);
     }
     allgs.remove(gp);

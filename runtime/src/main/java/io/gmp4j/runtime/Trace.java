@@ -91,7 +91,9 @@ import jdk.jfr.Recording;
  * taken once ({@link #runStop}, under the event's monitor) by whoever comes first: the M right
  * after the run returns, before its post-run CAS lets anyone ready the G; or the readier whose
  * CAS found the G still running (Sched.ready; this includes the M's own carrier-side submit of
- * a yield). The readier finds the slice in the G's volatile {@code traceRun}; the JDK's state
+ * a yield); or the M that destroys the G after a duplicate submit, while the M of the exit is
+ * still on its way back (Sched.gdestroy). The readier finds the slice in the G's volatile {@code
+ * traceRun}; the JDK's state
  * write at the park orders the M's write of it before the readier's read. The M commits the
  * slice later with its end reason.
  *
