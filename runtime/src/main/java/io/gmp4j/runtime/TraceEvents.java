@@ -7,7 +7,6 @@ import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.Period;
 import jdk.jfr.StackTrace;
-import jdk.jfr.Throttle;
 import jdk.jfr.Timespan;
 import jdk.jfr.Unsigned;
 
@@ -177,7 +176,6 @@ final class TraceEvents {
   @Category({CATEGORY, "Processors"})
   @Description("A goroutine was asked to yield at its next poll (Go's preemptone)")
   @StackTrace(false)
-  @Throttle("off") // gives the event a throttle setting, which gmp4j.jfc sets to 100/s
   static final class PreemptRequest extends Event {
     @Label("P")
     int p;

@@ -76,16 +76,16 @@ class JfcFilesTest {
       assertTrue(event.equals("gmp4j.SchedStats") // periodic: no stack trace setting
           || "false".equals(s.get(event + "#stackTrace")), event + ": " + s);
     }
-    for (String on : List.of("SchedStats", "ProcsChange", "ProcHandoff", "PreemptRequest",
-        "GoRun", "GoSyscall")) {
+    for (String on : List.of("SchedStats", "ProcsChange", "ProcHandoff", "GoRun",
+        "GoSyscall")) {
       assertEquals("true", s.get("gmp4j." + on + "#enabled"), on);
     }
-    for (String off : List.of("GoCreate", "GoUnblock", "GoDestroy", "RunqSteal", "ProcIdle")) {
+    for (String off : List.of("GoCreate", "GoUnblock", "GoDestroy", "RunqSteal", "ProcIdle",
+        "PreemptRequest")) {
       assertEquals("false", s.get("gmp4j." + off + "#enabled"), off);
     }
     assertEquals("10 ms", s.get("gmp4j.GoRun#threshold"));
     assertEquals("20 ms", s.get("gmp4j.GoSyscall#threshold"));
-    assertEquals("100/s", s.get("gmp4j.PreemptRequest#throttle"));
     assertEquals("1 s", s.get("gmp4j.SchedStats#period"));
   }
 
