@@ -1,5 +1,7 @@
 package example.apps;
 
+import java.util.function.BooleanSupplier;
+
 /**
  * What the test programs share. They live outside {@code io.gmp4j}, which the agent never
  * instruments: to the agent they are application classes like any other.
@@ -33,6 +35,27 @@ public final class AppSupport {
       System.out.print(schedtrace());
       System.out.flush();
       Runtime.getRuntime().halt(3);
+    });
+  }
+
+  /**
+   * Starts the seed's sleeper beside a hog: a virtual thread that sleeps 1 ms at a time until
+   * {@code stop} holds, and counts in {@code ticks[0]} the wake-ups that come while {@code
+   * counting} holds.
+   */
+  public static Thread ticker(
+      String name, BooleanSupplier stop, BooleanSupplier counting, long[] ticks) {
+    return Thread.ofVirtual().name(name).start(() -> {
+      try {
+        while (!stop.getAsBoolean()) {
+          Thread.sleep(1);
+          if (counting.getAsBoolean()) {
+            ticks[0]++;
+          }
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     });
   }
 

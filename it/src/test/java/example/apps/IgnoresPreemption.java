@@ -39,18 +39,7 @@ public final class IgnoresPreemption {
     boolean jdk = args[0].equals("jdk");
     int[] data = new Random(42).ints(10_000_000).toArray();
     long[] ticks = new long[1];
-    Thread ticker = Thread.ofVirtual().start(() -> {
-      try {
-        while (!stop) {
-          Thread.sleep(1);
-          if (hogInCall) {
-            ticks[0]++;
-          }
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread ticker = AppSupport.ticker("ticker", () -> stop, () -> hogInCall, ticks);
     Thread.sleep(50); // the ticker is parked in its first sleep
     long[] hogNanos = new long[1];
     long[] honoredAtReturn = new long[1];

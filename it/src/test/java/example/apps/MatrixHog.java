@@ -43,18 +43,7 @@ public final class MatrixHog {
     Array2DRowRealMatrix small = new Array2DRowRealMatrix(new double[][] {{1, 2}, {3, 4}}, false);
     sink = small.multiply(small).getEntry(1, 1);
     long[] ticks = new long[1];
-    Thread sleeper = Thread.ofVirtual().name("sleeper").start(() -> {
-      try {
-        while (!stop) {
-          Thread.sleep(1);
-          if (hogRunning) {
-            ticks[0]++;
-          }
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread sleeper = AppSupport.ticker("sleeper", () -> stop, () -> hogRunning, ticks);
     Thread.sleep(50); // the sleeper is parked in its first sleep
     long honored0 = metric("/sched/preemptions/honored:preemptions");
     long[] hog = new long[2]; // {nanos, products}

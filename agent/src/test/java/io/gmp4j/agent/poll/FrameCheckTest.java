@@ -6,13 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
-import net.bytebuddy.jar.asm.ClassReader;
-import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.Label;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
@@ -223,18 +220,6 @@ class FrameCheckTest {
 
   /** Name + descriptor of every method of {@code classfile}. */
   static Set<String> allMethods(byte[] classfile) {
-    Set<String> out = new HashSet<>();
-    new ClassReader(classfile)
-        .accept(
-            new ClassVisitor(Opcodes.ASM9) {
-              @Override
-              public MethodVisitor visitMethod(
-                  int access, String name, String desc, String sig, String[] exceptions) {
-                out.add(name + desc);
-                return null;
-              }
-            },
-            ClassReader.SKIP_CODE);
-    return out;
+    return Disassembly.methods(classfile).keySet();
   }
 }
