@@ -128,6 +128,37 @@ package io.gmp4j.runtime;
  *   handoffP(P)                                                         P was nobody's to get
  * </pre>
  *
+ * <h3>Reacquire after an unmount</h3>
+ *
+ * A G that has no P and cannot yield it away waits for an idle P ({@code
+ * Syscall.reacquireIfPinned}, after the poll's or exitsyscall's {@code Thread.yield}). Up to
+ * issue 16 it read its M once and assumed that a failed yield kept it pinned, so that its 50us
+ * parks blocked the carrier. But a freeze can fail for a moment (JDK 25: a critical section, a
+ * stack-chunk allocation that failed, a JVMTI transition; the Skynet100kWithMonitors run that
+ * found this had Gs blocked pinned in {@code Object.wait0} with no native frame or class
+ * initializer on their stacks), and a later park then unmounts the G:
+ *
+ * <pre>
+ *   T1 the G (unpinned now), on M4         T2 M4, then M5
+ *   lostP(M4): (r,RETAKEN)
+ *   tryReacquireP(M4): no idle P
+ *   parkNanos(50us): unmounts              M4: runContinuation returns
+ *                                          closePHold (r,RETAKEN) → (r,SCHED); stopM
+ *                                          M5: runs the G (r5,G), holding a P
+ *   tryReacquireP(M4): reads (r,SCHED)     InternalError "holds a P" into the application;
+ *                                          had M4 been in a new run in RETAKEN, the G would
+ *                                          have wired an idle P to M4 for another G
+ * </pre>
+ *
+ * The same holds for a contended sched.lock in tryAcquireIdleP, which parked the G and then
+ * wired the P to the M it had left. Now the G re-reads its M ({@code runningM}, exact on the G
+ * itself) after every park, and from its own code takes sched.lock only if it is free, so that
+ * nothing between its {@code lostP} and its reacquire can unmount it. Between those two reads
+ * only the G itself takes its M's word out of RETAKEN or SYSCALL (closePHold needs the run to
+ * end, sysmon CASes only from G), so a word found held there can only be G, where the G holds
+ * m.p: tryReacquireP returns true for it (and asserts it), rather than throwing into the
+ * application.
+ *
  * <h3>'Pauses'</h3>
  *
  * A G cannot honour a request while the JVM stops it (a GC, a safepoint), and sysmon, a Java
