@@ -131,11 +131,10 @@ final class Syscall {
    * poll in the Java code of a native upcall): the M left its P in {@code _Psyscall}, and the
    * bracket's exitsyscall gets it back or gives the G up. Called only by gp itself.
    *
-   * <p>A failed yield does not make the G pinned for the rest of this loop: JDK 25 also fails a
-   * freeze for a moment (a critical section, a failed stack-chunk allocation, a JVMTI
-   * transition), and then the parkNanos below does unmount it. That run of the M ends, the M
-   * closes its word and stops, and the G comes back on another M that opened a run for it, with
-   * a P. So the G re-reads its M after every wait and never acts on the one it left: see
+   * <p>Not only a pinned G gets here: the run that a yield led to may have lost its P before
+   * the G was back (a mount slower than {@code preempt.handoff}), and then the parkNanos below
+   * unmounts the G. That run of the M ends, the M closes its word and stops, and the G comes back
+   * on another M. So the G re-reads its M after every wait and never acts on the one it left: see
    * 'Reacquire after an unmount' in {@link HogHandoff}.
    */
   static void reacquireIfPinned(Goroutine gp) {

@@ -15,10 +15,11 @@ import org.junit.jupiter.api.Timeout;
 /**
  * 'Reacquire after an unmount' in {@link HogHandoff}, the Skynet100kWithMonitors hang: a G whose
  * P sysmon retook waits for an idle P in {@code Syscall.reacquireIfPinned} without being pinned
- * (as after a yield whose freeze failed for a moment), so its wait unmounts it; it comes back on
- * another M that holds a P. Before the fix it went on with the M it had left, whose word was
- * closed by then, and got {@code InternalError: tryReacquireP: M.. phold .. holds a P} in every
- * round. The one P is kept busy by a G that never polls, so that no idle P turns up at once.
+ * (as after a yield into a run that sysmon retook before the G was back), so its wait unmounts
+ * it; it comes back on another M that holds a P. Before the fix it went on with the M it had
+ * left, whose word was closed (or reopened for a new run) by then, and got {@code InternalError:
+ * tryReacquireP: M.. phold .. holds a P} within the first three rounds in each of 4 runs. The
+ * one P is kept busy by a G that never polls, so that no idle P turns up at once.
  * Scaled by {@code -Dgmp.stress=N}.
  */
 class ReacquireAfterUnmountTest {
