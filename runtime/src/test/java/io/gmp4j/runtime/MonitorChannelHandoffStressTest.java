@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Timeout;
  * are retaken all the time. Every G's exception (an InternalError of the runtime's, say) fails
  * the test, every sum must be right, and at the end every P is idle. Before 'Reacquire after an
  * unmount' (HogHandoff) a G here got Skynet's {@code InternalError: tryReacquireP: .. holds a P}
- * in 2 of 3 runs at {@code -Dgmp.stress=10} (96 rounds; it shows once in 50 to 100 rounds on a
- * loaded 2-core VM). Scaled by {@code -Dgmp.stress=N}.
+ * in 2 of 3 runs at {@code -Dgmp.stress=10} (60 rounds a run, 30 at each GOMAXPROCS), both at
+ * GOMAXPROCS=2, after 31 and 49 rounds, on a loaded 2-core VM. Scaled by {@code -Dgmp.stress=N}.
  */
 class MonitorChannelHandoffStressTest {
   private static final int STRESS = Integer.getInteger("gmp.stress", 1);
