@@ -128,6 +128,45 @@ package io.gmp4j.runtime;
  *   handoffP(P)                                                         P was nobody's to get
  * </pre>
  *
+ * <h3>Reacquire after an unmount</h3>
+ *
+ * A G that finds its M without a P after a {@code Thread.yield} (the poll's, or exitsyscall's)
+ * waits for an idle P ({@code Syscall.reacquireIfPinned}). Up to issue 16 it read its M once and
+ * assumed that only a pinned G gets there (a yield that works ends the run, and the next run
+ * holds a P), so that its 50us parks block the carrier. But the next run can lose its P before
+ * the G is back: the M opens the run and calls {@code runContinuation}, and if mounting takes
+ * {@code preempt.handoff} (the carrier descheduled on a loaded machine, GC pauses; see 'Pauses')
+ * sysmon sees a G that ignores its request and retakes the P. The G then returns from its yield
+ * unpinned, on an M in RETAKEN, and its park unmounts it (seen in MonitorChannelHandoffStressTest:
+ * before the yield M0 in RETAKEN/1305, after it M2 in RETAKEN/748):
+ *
+ * <pre>
+ *   T1 the G, unpinned                     T2 M2, sysmon, M5
+ *   Thread.yield on M0 (no P): queued      M2: openPHold (r,G), runContinuation, slow mount
+ *                                          sysmon: request, handoff later CAS (r,RETAKEN)
+ *   back from the yield on M2
+ *   lostP(M2): (r,RETAKEN)
+ *   tryReacquireP(M2): no idle P
+ *   parkNanos(50us): unmounts              M2: runContinuation returns
+ *                                          closePHold (r,RETAKEN) → (r,SCHED); stopM
+ *                                          M5: runs the G (r5,G), holding a P
+ *   tryReacquireP(M2): reads (r,SCHED)     InternalError "holds a P" into the application
+ *                                          (Skynet100kWithMonitors: M4 phold 218120, SCHED);
+ *                                          had M2 been in a new run in RETAKEN, the G would
+ *                                          have wired an idle P to M2 for another G
+ * </pre>
+ *
+ * A contended sched.lock in tryAcquireIdleP parked the G the same way, and then wired the P to
+ * the M it had left. Now the G re-reads its M ({@code runningM}, exact on the G itself) after
+ * every park, and from its own code takes sched.lock only if it is free, so that nothing
+ * between its {@code lostP} and its reacquire can unmount it. Between those two reads only the
+ * G itself takes its M's word out of RETAKEN or SYSCALL (closePHold needs the run to end, sysmon
+ * CASes only from G), so a word found held there can only be G, where the G holds m.p:
+ * tryReacquireP returns true for it (and asserts it), rather than throwing into the
+ * application. An unpinned G that waits so is parked 50us at a time, each time on a new run of
+ * some M, like a G that sleeps; Go would queue it globally (exitsyscall0), which the park
+ * amounts to.
+ *
  * <h3>'Pauses'</h3>
  *
  * A G cannot honour a request while the JVM stops it (a GC, a safepoint), and sysmon, a Java

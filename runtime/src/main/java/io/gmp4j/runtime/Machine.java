@@ -213,7 +213,7 @@ final class Machine extends Thread {
       // or others wait there, else wait until handed one. Without this, at the thread limit
       // (maxthreads.exceeded=queue) an idle P and the global queue could wait for an M that
       // nobody starts.
-      if (p == null && !(sched.runqsize() > 0 && tryAcquireIdleP())) {
+      if (p == null && !(sched.runqsize() > 0 && tryAcquireIdleP(true))) {
         stopM();
       }
       Goroutine gp = findRunnable();
@@ -661,19 +661,30 @@ final class Machine extends Thread {
 
   /**
    * For a G whose M lost its P (a syscall that sysmon handed off, or a retake): takes an idle P,
-   * if any, and makes the G its holder again. Called only by this M's running G, or by this M
-   * inside the G's run (the JDK's carrier-side code). See 'Hog hand-off' in {@link HogHandoff}.
+   * if any, and makes the G its holder again. Returns whether the G holds a P now. Called only by
+   * this M's running G, or by this M inside the G's run (the JDK's carrier-side code), right
+   * after it saw {@link #lostP} on the M it runs on. See 'Hog hand-off' in {@link HogHandoff}.
+   *
+   * <p>{@code mayBlock}: whether the caller may wait for sched.lock. Only a caller that cannot
+   * unmount may (the carrier's code, or a G inside the JDK's pinned submit): a G that parked on
+   * the lock could come back on another M and would then wire the P to this one, which has
+   * moved on. A G calling from its own code takes the lock only if it is free.
    */
-  boolean tryReacquireP() {
+  boolean tryReacquireP(boolean mayBlock) {
     int h = (int) PHOLD.getVolatile(this);
     int st = h & PHOLD_STATE_MASK;
     if (st != PHOLD_RETAKEN && st != PHOLD_SYSCALL) {
-      throw new InternalError("tryReacquireP: M" + id + " phold " + h + " holds a P");
+      // Only the G (or its carrier's code, in its run) takes the word out of these two states
+      // during a run, and the caller saw one of them on the M it runs on with no park since. So
+      // the word is G: the caller holds m.p, and there is nothing to reacquire. (SCHED or
+      // G_BUSY would mean a caller on an M it left: 'Reacquire after an unmount' in HogHandoff.)
+      assert st == PHOLD_G : "tryReacquireP: M" + id + " phold " + pholdString(h);
+      return true;
     }
     // After a retake sysmon clears m.p too, but perhaps not yet: its CAS from the P it took
     // fails once this write lands, and it cannot meet that P here again before it hands it off.
     p = null;
-    if (!tryAcquireIdleP()) {
+    if (!tryAcquireIdleP(mayBlock)) {
       return false;
     }
     traceRunResumes(p);
@@ -692,10 +703,17 @@ final class Machine extends Thread {
     }
   }
 
-  /** Takes an idle P, if any, for this M. Called only by this M or its G. */
-  private boolean tryAcquireIdleP() {
+  /**
+   * Takes an idle P, if any, for this M; without {@code mayBlock}, only if sched.lock is free.
+   * Called only by this M or its G.
+   */
+  private boolean tryAcquireIdleP(boolean mayBlock) {
     Processor pp;
-    sched.lock.lock();
+    if (mayBlock) {
+      sched.lock.lock();
+    } else if (!sched.lock.tryLock()) {
+      return false;
+    }
     try {
       pp = sched.gcwaiting ? null : sched.pidleget();
     } finally {
@@ -775,7 +793,7 @@ final class Machine extends Thread {
           return p; // the M's own code: sysmon never takes a P from it
         }
         case PHOLD_RETAKEN -> {
-          if (!reacquire || sched.npidle == 0 || !tryReacquireP()) {
+          if (!reacquire || sched.npidle == 0 || !tryReacquireP(true)) {
             return null;
           }
         }

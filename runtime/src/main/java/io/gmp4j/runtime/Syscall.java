@@ -126,19 +126,24 @@ final class Syscall {
   /**
    * After a {@code Thread.yield} that should have given up a G that has no P: if the yield
    * failed (the thread is pinned), the G is still on the same run of its M, which must not run
-   * Go code without a P, so it parks its carrier until an idle P turns up, checking every 50us.
-   * A yield that worked ended that run, and the G now runs with a P. Nothing to do inside a
-   * syscall bracket (a poll in the Java code of a native upcall): the M left its P in {@code
-   * _Psyscall}, and the bracket's exitsyscall gets it back or gives the G up. Called only by gp
-   * itself.
+   * Go code without a P, so it waits until an idle P turns up, checking every 50us. A yield that
+   * worked ended that run, and the G now runs with a P. Nothing to do inside a syscall bracket (a
+   * poll in the Java code of a native upcall): the M left its P in {@code _Psyscall}, and the
+   * bracket's exitsyscall gets it back or gives the G up. Called only by gp itself.
+   *
+   * <p>Not only a pinned G gets here: the run that a yield led to may have lost its P before
+   * the G was back (a mount slower than {@code preempt.handoff}), and then the parkNanos below
+   * unmounts the G. That run of the M ends, the M closes its word and stops, and the G comes back
+   * on another M. So the G re-reads its M after every wait and never acts on the one it left: see
+   * 'Reacquire after an unmount' in {@link HogHandoff}.
    */
   static void reacquireIfPinned(Goroutine gp) {
-    Machine mp = gp.runningM();
-    if (mp == null || gp.syscallDepth > 0 || !mp.lostP()) {
-      return;
-    }
-    while (!mp.tryReacquireP()) {
-      LockSupport.parkNanos(50_000);
+    for (; ; ) {
+      Machine mp = gp.runningM(); // exact on the G itself; new after an unmount
+      if (mp == null || gp.syscallDepth > 0 || !mp.lostP() || mp.tryReacquireP(false)) {
+        return;
+      }
+      LockSupport.parkNanos(50_000); // pinned: blocks the carrier; otherwise may unmount
     }
   }
 }
