@@ -2,6 +2,7 @@ package io.gmp4j.runtime;
 
 import jdk.jfr.Category;
 import jdk.jfr.Description;
+import jdk.jfr.Enabled;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
@@ -23,6 +24,12 @@ import jdk.jfr.Unsigned;
  * default: the shipped settings may turn one on for GoCreate, as Go records the creation stack.
  * Goroutine, P and M ids are fields, not threads: JMC keys its lanes by OS thread, and every
  * virtual thread has id 0 there, so the lane of a run is its M (the carrier that commits it).
+ *
+ * <p>The per-transition events are {@code @Enabled(false)}: a recording whose settings do not
+ * name them, such as one with the JDK's own default.jfc, would otherwise record every park and
+ * run (measured: gmp4j's ping-pong went from 1.1 to 3.8 us a round trip under default.jfc).
+ * gmp4j.jfc and gmp4j-detail.jfc turn them on by name; SchedStats, ProcsChange and ProcHandoff
+ * come a few a second at most and stay on by default.
  */
 final class TraceEvents {
   private TraceEvents() {}
@@ -30,6 +37,7 @@ final class TraceEvents {
   static final String CATEGORY = "GMP Scheduler";
 
   @Name("gmp4j.GoCreate")
+  @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Goroutine Create")
   @Category({CATEGORY, "Goroutines"})
   @Description("A virtual thread became a goroutine (Go's GoCreate: NotExist to Runnable),"
@@ -51,6 +59,7 @@ final class TraceEvents {
   }
 
   @Name("gmp4j.GoRun")
+  @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Goroutine Run")
   @Category({CATEGORY, "Goroutines"})
   @Description("A goroutine ran on a P (Go's GoStart until GoStop, GoBlock, GoSyscallBegin or"
@@ -94,6 +103,7 @@ final class TraceEvents {
   }
 
   @Name("gmp4j.GoUnblock")
+  @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Goroutine Unblock")
   @Category({CATEGORY, "Goroutines"})
   @Description("A waiting goroutine became runnable (Go's GoUnblock), committed by the thread"
@@ -115,6 +125,7 @@ final class TraceEvents {
   }
 
   @Name("gmp4j.GoSyscall")
+  @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Goroutine Syscall")
   @Category({CATEGORY, "Goroutines"})
   @Description("A goroutine blocked its carrier in a marked call (Go's GoSyscallBegin until"
@@ -139,6 +150,7 @@ final class TraceEvents {
   }
 
   @Name("gmp4j.GoDestroy")
+  @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Goroutine Destroy")
   @Category({CATEGORY, "Goroutines"})
   @Description("A goroutine's thread terminated (Go's GoDestroy), committed on its M")
@@ -150,6 +162,7 @@ final class TraceEvents {
   }
 
   @Name("gmp4j.RunqSteal")
+  @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Run Queue Steal")
   @Category({CATEGORY, "Processors"})
   @Description("A spinning M took half of another P's run queue (Go's runqsteal, which Go's"
@@ -172,6 +185,7 @@ final class TraceEvents {
   }
 
   @Name("gmp4j.PreemptRequest")
+  @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Preemption Request")
   @Category({CATEGORY, "Processors"})
   @Description("A goroutine was asked to yield at its next poll (Go's preemptone)")
@@ -248,6 +262,7 @@ final class TraceEvents {
   }
 
   @Name("gmp4j.ProcIdle")
+  @Enabled(false) // off unless the settings name it: see the class comment
   @Label("P Idle")
   @Category({CATEGORY, "Processors"})
   @Description("A P sat on the idle list (Go's ProcStop until ProcStart); per-P utilisation is"
