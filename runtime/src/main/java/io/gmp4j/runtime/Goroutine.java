@@ -213,6 +213,14 @@ final class Goroutine implements Executor {
    * After a run returned: running → {@code to} (waiting or dead), unless the G was readied since
    * {@code ran} was read. Called only by the M that ran it.
    */
+  /**
+   * Whether the G was readied since the run that {@code ran} (casRunnableToRunning's result)
+   * began: the sequence moved on. For the trace's end reason. Any thread; volatile read.
+   */
+  boolean readiedSince(long ran) {
+    return (state & ~0xffL) != (ran & ~0xffL);
+  }
+
   boolean casFromRunning(long ran, int to) {
     return STATE.compareAndSet(this, ran, (ran & ~0xffL) | to); // fails if readied meanwhile
   }

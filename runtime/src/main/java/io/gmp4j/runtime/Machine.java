@@ -292,8 +292,11 @@ final class Machine extends Thread {
       }
     }
     traceYield = -1;
-    // A thread mounted elsewhere is a spurious submit (see below): this is no run of it.
-    if (Trace.on(Trace.GO_RUN) && VirtualThreads.carrier(gp.thread) == null) {
+    // A thread mounted elsewhere, or one that has ended, is a spurious submit (see below): this
+    // is no run of it.
+    if (Trace.on(Trace.GO_RUN)
+        && VirtualThreads.carrier(gp.thread) == null
+        && VirtualThreads.state(gp.thread) != VirtualThreads.TERMINATED) {
       long since = gp.traceRunnableSince;
       gp.traceRunnableSince = 0; // a stale stamp after a recording gap must not be read again
       Trace.runBegin(this, gp, pp, inheritTime, since == 0 ? 0 : System.nanoTime() - since);
@@ -322,7 +325,10 @@ final class Machine extends Thread {
     int js = VirtualThreads.state(gp.thread);
     if (js == VirtualThreads.TERMINATED) {
       if (traceRun != null) {
-        Trace.runEnd(this, Trace.END_EXIT, "");
+        // Readied since this run began: it parked or yielded here, and ran to its end on another
+        // M before this one looked (its carrier may be descheduled right after the unmount).
+        Trace.runEnd(this, !gp.readiedSince(ran) ? Trace.END_EXIT
+            : traceYield < 0 ? Trace.END_BLOCK : traceYield, "");
       }
       sched.gdestroy(gp);
       if (lockedg == gp) {
