@@ -328,6 +328,9 @@ public final class Sched {
     // The P is the running G's only under a claim: sysmon may have retaken it ('Hog hand-off').
     Processor pp = mp == null ? null : mp.tryClaimP(reacquire);
     boolean toRunnext = false;
+    // Timed before the put: once queued, the G may run on another M before this line returns.
+    Object unblock = !yielded && was != Goroutine.IDLE && Trace.on(Trace.GO_UNBLOCK)
+        ? Trace.unblockBegin(gp) : null;
     if (pp == null) {
       globRunqPut(gp);
     } else {
@@ -338,8 +341,8 @@ public final class Sched {
         mp.unclaimP();
       }
     }
-    if (!yielded && was != Goroutine.IDLE && Trace.on(Trace.GO_UNBLOCK)) {
-      Trace.goUnblock(gp, pp == null ? "global" : toRunnext ? "runnext" : "local");
+    if (unblock != null) {
+      Trace.unblockCommit(unblock, pp == null ? "global" : toRunnext ? "runnext" : "local");
     }
     wakeP();
   }

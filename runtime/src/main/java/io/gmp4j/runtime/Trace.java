@@ -273,13 +273,29 @@ final class Trace {
     commitInstant(e);
   }
 
-  /** GoUnblock, queued {@code to} runnext, local or global. Called by Sched.ready. */
-  static void goUnblock(Goroutine gp, String to) {
+  /**
+   * Begins the GoUnblock of gp, timed before Sched.ready queues it; {@link #unblockCommit} says
+   * where it went. Called by Sched.ready with the bit set.
+   */
+  static Object unblockBegin(Goroutine gp) {
     TraceEvents.GoUnblock e = new TraceEvents.GoUnblock();
+    e.begin(); // before the G is queued: its next run must not start before its unblock
     e.goid = gp.goid;
     e.byGoid = currentGoid();
+    return e;
+  }
+
+  /** Ends and commits the GoUnblock of {@link #unblockBegin}: where the G went. */
+  static void unblockCommit(Object unblock, String to) {
+    TraceEvents.GoUnblock e = (TraceEvents.GoUnblock) unblock;
     e.to = to;
-    commitInstant(e);
+    e.end();
+    Thread ct = Thread.currentThread();
+    if (ct.isVirtual() && VirtualThreads.carrier(ct) instanceof Machine mp) {
+      commitOn(mp, e);
+    } else {
+      e.commit();
+    }
   }
 
   /** GoDestroy, on the M. Called by Sched.gdestroy with the bit set. */
