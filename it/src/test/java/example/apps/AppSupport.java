@@ -1,5 +1,6 @@
 package example.apps;
 
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -57,6 +58,18 @@ public final class AppSupport {
         Thread.currentThread().interrupt();
       }
     });
+  }
+
+  /** A {@code Gmp.readMetrics()} counter, by its Go name; the agent put gmp4j on the boot path. */
+  @SuppressWarnings("unchecked")
+  public static long metric(String name) {
+    try {
+      Map<String, Object> m = (Map<String, Object>) Class.forName("io.gmp4j.Gmp", true, null)
+          .getMethod("readMetrics").invoke(null);
+      return ((Number) m.get(name)).longValue();
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** The carrier shown in a virtual thread's toString, e.g. {@code gmp-m0}. */

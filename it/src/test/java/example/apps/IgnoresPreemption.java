@@ -1,7 +1,6 @@
 package example.apps;
 
 import java.util.Arrays;
-import java.util.Map;
 import java.util.Random;
 
 /**
@@ -53,7 +52,7 @@ public final class IgnoresPreemption {
       }
       hogNanos[0] = System.nanoTime() - t0;
       hogInCall = false;
-      honoredAtReturn[0] = metric("/sched/preemptions/honored:preemptions");
+      honoredAtReturn[0] = AppSupport.metric("/sched/preemptions/honored:preemptions");
       long end = System.nanoTime() + 50_000_000L;
       long x = 0;
       while (System.nanoTime() - end < 0) { // instrumented: polls at this back-edge
@@ -66,20 +65,9 @@ public final class IgnoresPreemption {
     ticker.join();
     System.out.println("ticks=" + ticks[0]);
     System.out.println("hog_ms=" + hogNanos[0] / 1_000_000);
-    System.out.println("handoffs=" + metric("/sched/preemptions/handoffs:handoffs"));
+    System.out.println("handoffs=" + AppSupport.metric("/sched/preemptions/handoffs:handoffs"));
     System.out.println("honored_after="
-        + (metric("/sched/preemptions/honored:preemptions") - honoredAtReturn[0]));
+        + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honoredAtReturn[0]));
     System.out.flush();
-  }
-
-  @SuppressWarnings("unchecked")
-  private static long metric(String name) {
-    try {
-      Map<String, Object> m = (Map<String, Object>) Class.forName("io.gmp4j.Gmp", true, null)
-          .getMethod("readMetrics").invoke(null);
-      return ((Number) m.get(name)).longValue();
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException(e);
-    }
   }
 }

@@ -3,7 +3,6 @@ package example.apps;
 import java.io.InputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.util.Map;
 import org.apache.commons.math3.linear.Array2DRowRealMatrix;
 
 /**
@@ -45,7 +44,7 @@ public final class MatrixHog {
     long[] ticks = new long[1];
     Thread sleeper = AppSupport.ticker("sleeper", () -> stop, () -> hogRunning, ticks);
     Thread.sleep(50); // the sleeper is parked in its first sleep
-    long honored0 = metric("/sched/preemptions/honored:preemptions");
+    long honored0 = AppSupport.metric("/sched/preemptions/honored:preemptions");
     long[] hog = new long[2]; // {nanos, products}
     Thread hogThread = Thread.ofVirtual().name("hog").start(() -> {
       hogRunning = true;
@@ -63,10 +62,11 @@ public final class MatrixHog {
     System.out.println("ticks=" + ticks[0]);
     System.out.println("hog_ms=" + hog[0] / 1_000_000);
     System.out.println("products=" + hog[1]);
-    System.out.println("honored=" + (metric("/sched/preemptions/honored:preemptions") - honored0));
-    System.out.println("handoffs=" + metric("/sched/preemptions/handoffs:handoffs"));
+    System.out.println("honored="
+        + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honored0));
+    System.out.println("handoffs=" + AppSupport.metric("/sched/preemptions/handoffs:handoffs"));
     System.out.println("instrumented="
-        + metric("/sched/instrumentation/classes/instrumented:classes"));
+        + AppSupport.metric("/sched/instrumentation/classes/instrumented:classes"));
     String port = System.getProperty("gmp.exporter.port");
     if (port != null && !port.equals("0")) {
       try (InputStream in = URI.create("http://127.0.0.1:" + port + "/debug/instrumentation")
@@ -77,16 +77,5 @@ public final class MatrixHog {
       }
     }
     System.out.flush();
-  }
-
-  @SuppressWarnings("unchecked")
-  private static long metric(String name) {
-    try {
-      Map<String, Object> m = (Map<String, Object>) Class.forName("io.gmp4j.Gmp", true, null)
-          .getMethod("readMetrics").invoke(null);
-      return ((Number) m.get(name)).longValue();
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException(e);
-    }
   }
 }

@@ -290,12 +290,7 @@ final class Trace {
     TraceEvents.GoUnblock e = (TraceEvents.GoUnblock) unblock;
     e.to = to;
     e.end();
-    Thread ct = Thread.currentThread();
-    if (ct.isVirtual() && VirtualThreads.carrier(ct) instanceof Machine mp) {
-      commitOn(mp, e);
-    } else {
-      e.commit();
-    }
+    commitOnCarrier(e);
   }
 
   /** GoDestroy, on the M. Called by Sched.gdestroy with the bit set. */
