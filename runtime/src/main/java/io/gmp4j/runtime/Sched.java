@@ -336,7 +336,8 @@ public final class Sched {
     } else {
       try {
         pp.runqPut(gp, true);
-        toRunnext = pp.runnextIs(gp); // not under Sched.RANDOMIZE's coin, or kicked out
+        // for the trace only: not under Sched.RANDOMIZE's coin, or kicked out
+        toRunnext = unblock != null && pp.runnextIs(gp);
       } finally {
         mp.unclaimP();
       }
