@@ -86,7 +86,7 @@ public final class GmpAgent {
   }
 
   /** One line: the exception's class and message, never a stack trace. */
-  private static String describe(Throwable t) {
+  static String describe(Throwable t) {
     String msg = t.getMessage();
     String line = msg == null ? t.getClass().getName() : t.getClass().getName() + ": " + msg;
     return line.replace('\n', ' ').replace('\r', ' ');
