@@ -94,19 +94,29 @@ final class ChildJvm {
   /** Runs {@code app} with the given JVM flags and extra environment. */
   static Result run(List<String> jvmArgs, Map<String, String> env, Class<?> app,
       Duration timeout, String... args) throws IOException, InterruptedException {
+    return run(List.of(), jvmArgs, env, app, timeout, args);
+  }
+
+  /**
+   * Runs {@code app} as {@link #run(List, Map, Class, Duration, String...)} does, with the
+   * command after {@code prefix} (for example {@code taskset -c 0}).
+   */
+  static Result run(List<String> prefix, List<String> jvmArgs, Map<String, String> env,
+      Class<?> app, Duration timeout, String... args) throws IOException, InterruptedException {
     // The child's own temporary folder: what it leaves there (the agent's runtime jar, an app's
     // FIFO) is reported, and deleted with the folder even when the child was killed.
     Path tmp = Files.createTempDirectory("gmp4j-child");
     try {
-      return run(jvmArgs, env, app, timeout, tmp, args);
+      return run(prefix, jvmArgs, env, app, timeout, tmp, args);
     } finally {
       deleteTree(tmp);
     }
   }
 
-  private static Result run(List<String> jvmArgs, Map<String, String> env, Class<?> app,
-      Duration timeout, Path tmp, String... args) throws IOException, InterruptedException {
-    List<String> cmd = new ArrayList<>();
+  private static Result run(List<String> prefix, List<String> jvmArgs, Map<String, String> env,
+      Class<?> app, Duration timeout, Path tmp, String... args)
+      throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>(prefix);
     cmd.add(JAVA.toString());
     cmd.add("-Djava.io.tmpdir=" + tmp);
     cmd.addAll(jvmArgs);

@@ -200,11 +200,47 @@ package io.gmp4j.runtime;
  *       own it still adds class loading and initialization to the host's, at the moment a hog
  *       already holds a P. The rule above needs nothing, and its error is bounded.
  *   <li>Counting only CPU time in every cycle: a G parked while pinned, or in a native call not
- *       marked as a syscall, holds its P using no CPU and would never be handed off. (A
- *       carrier descheduled in a normal cycle still counts: issue 11.)
+ *       marked as a syscall, holds its P using no CPU and would never be handed off. 'Carrier
+ *       time' below counts CPU time only while the carrier wants a CPU.
  *   <li>Bounding the number of restarts: a G that pauses often still keeps its P for that many
  *       hand-offs.
  * </ul>
+ *
+ * <h3>'Carrier time'</h3>
+ *
+ * Up to issue 11 the count was wall time only, so a carrier that the OS left without a CPU for
+ * {@code preempt.handoff} looked like a G that ignored the request: on a loaded host, benchmarks
+ * with no hog at all printed up to 124 "ignored preemption" lines naming {@code
+ * VirtualThread.tryYield}, {@code park}, and loops that had polls (StarvedCarriersIT: 22 to 38
+ * hand-offs in 4 s on one CPU beside six busy processes). Now, once the count reaches the
+ * hand-off, sysmon also asks the OS ({@link CarrierCpu}) and keeps counting instead when the
+ * carrier is starved: it wants a CPU (Linux state {@code R}, running or on a run queue) and has
+ * had less than the hand-off of CPU time since the count began:
+ *
+ * <pre>
+ *   the carrier, when the count is up     state   CPU since the start   so sysmon
+ *   ran the G's code all along            R       about the count       hands the P off
+ *   descheduled by the OS                 R       less                  keeps counting
+ *   parked while pinned, or blocked       S, D    any                   hands the P off
+ *   in a native call not marked
+ * </pre>
+ *
+ * Whatever the OS says, a G that is in the middle of its unmount (JDK 25's PARKING, YIELDING,
+ * BLOCKING, WAITING and their timed forms, or YIELDED while its M is still in the carrier-side
+ * submit) keeps its P: it has stopped running its own code, and its carrier is only slow to
+ * finish (starved, or asleep on a lock that a starved thread holds: in StarvedCarriersIT a
+ * carrier in state S with 0.1ms of CPU in the count, its G YIELDED, was handed off before this
+ * rule). A transition that pins ends in PINNED, where the G is handed off as before. So does a
+ * G (or its carrier, in the JDK's carrier-side submit) queued for sched.lock: it waits for the
+ * scheduler, not for itself.
+ *
+ * The CPU time of a running thread is brought up to date at scheduler ticks and switches, so it
+ * may lag by a tick: {@link CarrierCpu#TICK_NS} (4ms, HZ=250) is added before the compare, and a
+ * hand-off shorter than a tick is wall time only. A G that ignores us on a busy host is still
+ * handed off once it has had {@code preempt.handoff} less a tick of CPU. The state is a snapshot:
+ * a carrier that is blocked at that instant (on a lock, at a safepoint) is handed off by the
+ * wall-time rule, as before. Where the OS says nothing (not Linux) the count is wall time.
+ * Cost: two small {@code /proc} reads when a count begins and each cycle after it is up.
  *
  * <h3>Cost</h3>
  *
@@ -247,6 +283,7 @@ final class HogHandoff {
   private int[] seenRun = new int[0];
   private long[] seenLast = new long[0];
   private long[] seenIgnored = new long[0];
+  private long[] seenCpu = new long[0]; // the M's CPU time when the count began, or UNKNOWN
 
   /** Whether this cycle's sleep overran by more than {@link #pauseSlackNs}. Confined to sysmon. */
   private boolean overslept;
@@ -258,12 +295,16 @@ final class HogHandoff {
   private long lastReport;
   private int suppressed;
 
-  HogHandoff(Sched sched, long handoffNs) {
+  /** Whether to ask the OS what the carrier ran ('Carrier time'); off for hand-driven tests. */
+  private final boolean carrierCpu;
+
+  HogHandoff(Sched sched, long handoffNs, boolean carrierCpu) {
     if (handoffNs <= 0) {
       throw new IllegalArgumentException("HogHandoff: handoff " + handoffNs + "ns");
     }
     this.sched = sched;
     this.handoffNs = handoffNs;
+    this.carrierCpu = carrierCpu;
     this.lastReport = System.nanoTime() - REPORT_PERIOD_NS;
   }
 
@@ -310,6 +351,7 @@ final class HogHandoff {
       seenRun = new int[nprocs];
       seenLast = new long[nprocs];
       seenIgnored = new long[nprocs];
+      seenCpu = new long[nprocs];
     }
     Machine mp = pp.m;
     if (mp == null) {
@@ -321,6 +363,7 @@ final class HogHandoff {
       seenRun[i] = run;
       seenLast[i] = now;
       seenIgnored[i] = 0;
+      seenCpu[i] = carrierCpu ? CarrierCpu.cpuNanos(mp.tid) : CarrierCpu.UNKNOWN;
       return false;
     }
     long counted = now - seenLast[i];
@@ -330,7 +373,7 @@ final class HogHandoff {
     }
     seenLast[i] = now;
     long ignored = seenIgnored[i] += Math.max(0, counted);
-    if (ignored < handoffNs) {
+    if (ignored < handoffNs || notIgnoring(mp, seenCpu[i])) {
       return false;
     }
     Goroutine gp = mp.curg; // written only between runs, so this run's G
@@ -357,6 +400,40 @@ final class HogHandoff {
     }
     report(gp, ignored, now);
     return true;
+  }
+
+  /**
+   * Whether the G on M {@code mp}, whose carrier's CPU time was {@code cpuAtStart} when the
+   * count began, is not ignoring us after all: it is in the middle of its unmount, or its carrier
+   * wants a CPU and has had less than {@code preempt.handoff} of it (less one tick of lag). See
+   * 'Carrier time'. Called only by sysmon.
+   */
+  private boolean notIgnoring(Machine mp, long cpuAtStart) {
+    Goroutine gp = mp.curg;
+    if (unmounting(gp) || sched.lock.hasQueuedThread(mp)
+        || (gp != null && sched.lock.hasQueuedThread(gp.thread))) {
+      return true;
+    }
+    if (cpuAtStart == CarrierCpu.UNKNOWN) {
+      return false;
+    }
+    long cpu = CarrierCpu.cpuNanos(mp.tid);
+    return cpu != CarrierCpu.UNKNOWN && cpu - cpuAtStart + CarrierCpu.TICK_NS < handoffNs
+        && CarrierCpu.runnable(mp.tid);
+  }
+
+  /**
+   * Whether gp, its M's current G, is between its park, yield, monitor block or wait and the
+   * end of its M's run (JDK 25's transitional states, and YIELDED while the carrier-side submit
+   * runs): it has stopped running its code. A transition that pins ends in PINNED or
+   * TIMED_PINNED, which this is not. Any thread; racy.
+   */
+  static boolean unmounting(Goroutine gp) {
+    int js = gp == null ? -1 : VirtualThreads.state(gp.thread);
+    return js == VirtualThreads.PARKING || js == VirtualThreads.TIMED_PARKING
+        || js == VirtualThreads.YIELDING || js == VirtualThreads.YIELDED
+        || js == VirtualThreads.BLOCKING || js == VirtualThreads.WAITING
+        || js == VirtualThreads.TIMED_WAITING;
   }
 
   /**

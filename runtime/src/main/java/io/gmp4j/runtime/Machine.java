@@ -66,6 +66,12 @@ final class Machine extends Thread {
   final int id;
 
   /**
+   * This M's Linux thread id, or 0 until it has started or where unknown: see 'Carrier time' in
+   * {@link HogHandoff}. Written once by this M as it starts (volatile publish); read by sysmon.
+   */
+  volatile int tid;
+
+  /**
    * Held P (Go's m.p). Written by this M, or by its running G in a syscall bracket or after a
    * {@link #tryClaimP claim}; and once per retake by sysmon, which CASes it from the P it took to
    * null (see 'Hog hand-off' in {@link HogHandoff}). Racy reads by observers. Its running G may
@@ -172,6 +178,7 @@ final class Machine extends Thread {
 
   @Override
   public void run() {
+    tid = CarrierCpu.currentTid();
     try {
       Processor pp = nextp;
       nextp = null;

@@ -88,7 +88,7 @@ final class Sysmon extends Thread {
     setDaemon(true);
     this.sched = sched;
     this.forcePreemptNs = forcePreemptNs;
-    this.hog = handoffNs > 0 ? new HogHandoff(sched, handoffNs) : null;
+    this.hog = handoffNs > 0 ? new HogHandoff(sched, handoffNs, true) : null;
     this.schedtraceMs = schedtraceMs;
     this.scheddetail = scheddetail;
     this.followCpuLimit = followCpuLimit;

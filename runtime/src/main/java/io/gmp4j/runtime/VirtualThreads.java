@@ -43,9 +43,15 @@ import java.util.concurrent.Executor;
 final class VirtualThreads {
   static final int NEW = 0;
   static final int RUNNING = 2;
+  static final int PARKING = 3;
   static final int PINNED = 5;
+  static final int TIMED_PARKING = 6;
   static final int TIMED_PINNED = 8;
+  static final int YIELDING = 10;
   static final int YIELDED = 11;
+  static final int BLOCKING = 12;
+  static final int WAITING = 15;
+  static final int TIMED_WAITING = 17;
   static final int TERMINATED = 99;
   private static final int SUSPENDED = 1 << 8;
 

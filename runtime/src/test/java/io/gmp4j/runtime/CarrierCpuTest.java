@@ -1,0 +1,74 @@
+package io.gmp4j.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** What sysmon reads of a carrier ('Carrier time' in HogHandoff), on this machine's Linux. */
+@Timeout(30)
+class CarrierCpuTest {
+  @Test
+  void aSpinningThreadIsRunnableAndGainsCpuTimeASleepingOneIsNot() throws Exception {
+    assumeTrue(Files.isDirectory(Path.of("/proc/self/task")), "not Linux: sysmon counts wall time");
+    AtomicInteger tid = new AtomicInteger();
+    AtomicBoolean stop = new AtomicBoolean();
+    CountDownLatch started = new CountDownLatch(1);
+    Thread spinner = Thread.ofPlatform().name("carrier-cpu-spinner").start(() -> {
+      tid.set(CarrierCpu.currentTid());
+      started.countDown();
+      while (!stop.get()) {
+        Thread.onSpinWait();
+      }
+    });
+    try {
+      started.await();
+      assertTrue(tid.get() > 0, "no thread id from /proc/thread-self");
+      long c0 = CarrierCpu.cpuNanos(tid.get());
+      Thread.sleep(100);
+      long c1 = CarrierCpu.cpuNanos(tid.get());
+      assertTrue(c0 >= 0 && c1 - c0 > 10_000_000L, "spinner CPU time " + c0 + " then " + c1);
+      assertTrue(CarrierCpu.runnable(tid.get()));
+    } finally {
+      stop.set(true);
+      spinner.join();
+    }
+    // A thread that has ended: nothing to read, and no exception.
+    assertEquals(CarrierCpu.UNKNOWN, CarrierCpu.cpuNanos(tid.get()));
+
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger sleeperTid = new AtomicInteger();
+    Thread sleeper = Thread.ofPlatform().start(() -> {
+      sleeperTid.set(CarrierCpu.currentTid());
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        // done
+      }
+    });
+    try {
+      while (sleeper.getState() != Thread.State.WAITING) {
+        Thread.sleep(1);
+      }
+      assertFalse(CarrierCpu.runnable(sleeperTid.get()), "a parked thread wants no CPU");
+    } finally {
+      release.countDown();
+      sleeper.join();
+    }
+  }
+
+  @Test
+  void unknownThreadsReadAsUnknown() {
+    assertEquals(CarrierCpu.UNKNOWN, CarrierCpu.cpuNanos(0));
+    assertEquals(CarrierCpu.UNKNOWN, CarrierCpu.cpuNanos(Integer.MAX_VALUE));
+    assertTrue(CarrierCpu.runnable(0), "unknown counts as the CPU time says");
+  }
+}
