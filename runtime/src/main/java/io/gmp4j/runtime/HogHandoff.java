@@ -258,6 +258,11 @@ final class HogHandoff {
   private long lastReport;
   private int suppressed;
 
+  /** The hand-off time this instance was built with. Any thread. */
+  long handoffNs() {
+    return handoffNs;
+  }
+
   HogHandoff(Sched sched, long handoffNs) {
     if (handoffNs <= 0) {
       throw new IllegalArgumentException("HogHandoff: handoff " + handoffNs + "ns");
