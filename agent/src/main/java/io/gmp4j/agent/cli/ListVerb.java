@@ -69,7 +69,41 @@ final class ListVerb implements Verb {
       }
       out.printf("%-8d %-12s %-26s %s%n", pid, jdk, gmp, main);
     }
+    // JVMs the Attach API leaves out of its list: -XX:+DisableAttachMechanism, or no
+    // hsperfdata (-XX:-UsePerfData). Found by their mapped libjvm.so; the JDK from its release.
+    java.util.Set<Long> listed = new java.util.HashSet<>();
+    vms.forEach(d -> listed.add(parse(d.id())));
+    try (java.util.stream.Stream<java.nio.file.Path> procs =
+        java.nio.file.Files.list(java.nio.file.Path.of("/proc"))) {
+      for (java.nio.file.Path p : procs.sorted().toList()) {
+        long pid = parse(p.getFileName().toString());
+        if (pid < 0 || pid == self || listed.contains(pid) || !Targets.mapsLibjvm(pid)) {
+          continue;
+        }
+        out.printf("%-8d %-12s %-26s %s%n", pid, releaseVersion(pid), "? (refuses attach)",
+            Targets.command(pid));
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      // no /proc: the Attach API's list is all there is
+    }
     return OK;
+  }
+
+  /** JAVA_VERSION from the release file of the JDK the process runs, or "?". */
+  private static String releaseVersion(long pid) {
+    try {
+      java.nio.file.Path exe = java.nio.file.Files.readSymbolicLink(
+          java.nio.file.Path.of("/proc/" + pid + "/exe"));
+      for (String l : java.nio.file.Files.readAllLines(
+          exe.getParent().getParent().resolve("release"))) {
+        if (l.startsWith("JAVA_VERSION=")) {
+          return l.substring(13).replace("\"", "");
+        }
+      }
+    } catch (Exception ignored) {
+      // another user's process, or no release file
+    }
+    return "?";
   }
 
   private static long parse(String id) {

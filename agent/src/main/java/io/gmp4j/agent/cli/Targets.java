@@ -166,7 +166,7 @@ final class Targets {
     return false;
   }
 
-  private static boolean mapsLibjvm(long pid) {
+  static boolean mapsLibjvm(long pid) {
     try {
       return Files.readString(Path.of("/proc/" + pid + "/maps")).contains("/libjvm.so");
     } catch (Exception e) {
