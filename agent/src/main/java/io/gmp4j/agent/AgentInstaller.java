@@ -118,6 +118,7 @@ final class AgentInstaller {
     String attachId = split[0];
     java.util.List<String> lines =
         java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    Stderr.captureThread = Thread.currentThread();
     Stderr.capture = lines;
     String status = "failed";
     try {
@@ -134,6 +135,7 @@ final class AgentInstaller {
       Stderr.line("gmp4j: attach failed: " + Stderr.describe(t));
     } finally {
       Stderr.capture = null;
+      Stderr.captureThread = null;
       AgentState.result(attachId, status, new java.util.ArrayList<>(lines));
     }
   }
@@ -202,12 +204,16 @@ final class AgentInstaller {
         Stderr.line(options.jdkSettingsLine());
       }
       step = "start the loop-poll injector";
+      PreemptPollTransformer retransform = null;
       if (!options.flag("asyncpreemptoff")) { // step 9
-        installPolls(inst, options, hooks, premain);
+        retransform = installPolls(inst, options, hooks, premain);
       }
       startExporter(); // step 10
       if (!premain) {
         Stderr.line(LiveAttach.installedLine(options.agentArguments()));
+      }
+      if (retransform != null) {
+        Retransformer.start(inst, retransform); // after the attach's own lines
       }
       startRecordings(options); // step 11
     } catch (Throwable thrown) {
@@ -370,13 +376,13 @@ final class AgentInstaller {
   }
 
   /** Step 9. Throws when the injector exists but cannot start; the caller reports it. */
-  private static void installPolls(Instrumentation inst, AgentOptions options, Class<?> hooks,
-      boolean premain) throws Exception {
+  private static PreemptPollTransformer installPolls(Instrumentation inst, AgentOptions options,
+      Class<?> hooks, boolean premain) throws Exception {
     PreemptPollTransformer.Injector injector = PollInjectors.create(
         options.get("preempt.include"), options.get("preempt.exclude"),
         options.flag("preempt.prologue"));
     if (injector == null) {
-      return;
+      return null;
     }
     Coverage coverage = Coverage.global();
     hooks.getMethod("instrumentationCounts", LongSupplier.class, LongSupplier.class)
@@ -393,18 +399,18 @@ final class AgentInstaller {
     }
     if (premain) {
       inst.addTransformer(new PreemptPollTransformer(injector), false);
-      return;
+      return null;
     }
-    // An attach: the classes already loaded get their polls too (Retransformer), unless
-    // preempt.retransform=0.
+    // An attach: the classes already loaded get their polls too (Retransformer, started by the
+    // caller), unless preempt.retransform=0.
     PreemptPollTransformer t = new PreemptPollTransformer(injector, true);
     inst.addTransformer(t, true);
-    if (!"0".equals(options.get("preempt.retransform"))) {
-      Retransformer.start(inst, t);
-    } else {
+    if ("0".equals(options.get("preempt.retransform"))) {
       Stderr.line("gmp4j: preempt.retransform=0: the classes loaded before the attach keep"
           + " running without polls");
+      return null;
     }
+    return t;
   }
 
   /**

@@ -16,7 +16,8 @@ public final class Cli {
   /** Every verb, in the order {@code --help} lists them. */
   static final List<Verb> VERBS = List.of(new VersionVerb(),
       new AttachVerb(),
-      new ListVerb());
+      new ListVerb(),
+      new TopVerb());
 
   private Cli() {}
 
