@@ -2,7 +2,9 @@ package example.apps;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.SynchronousQueue;
@@ -21,7 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>starts new virtual threads: one reports its carrier, the hog spins for {@code hogMs}
  *       beside the seed's 1 ms sleeper at the gomaxprocs the attach gave, and prints {@code
  *       hog_done ...} with the ticks and the scheduler counters;
- *   <li>on a line {@code finish} on stdin stops the pipeline and prints what went through it.
+ *   <li>keeps eight Gs computing and sleeping (for {@code gmp4j top}) until a line {@code
+ *       finish} on stdin, then stops them and the pipeline and prints what went through it.
  * </ol>
  *
  * Arguments: hogMs.
@@ -132,7 +135,21 @@ public final class AttachWorkload {
         + " hog=" + (hogResult[0] & 1));
     System.out.flush();
 
-    // Step 4.
+    // Step 4: keep gmp4j busy for gmp4j top (eight Gs that compute and sleep) until finish.
+    List<Thread> busy = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      long ms = 1 + i % 3;
+      busy.add(Thread.ofVirtual().name("busy-" + i).start(() -> {
+        try {
+          while (!STOP.get()) {
+            Hog.spin(ms);
+            Thread.sleep(3);
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }));
+    }
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
     for (String line; (line = in.readLine()) != null && !line.equals("finish"); ) {
       // wait for the test
@@ -142,6 +159,9 @@ public final class AttachWorkload {
     stage1.join();
     stage2.join();
     consumer.join();
+    for (Thread t : busy) {
+      t.join();
+    }
     synchronized (SEEN) {
       System.out.println("produced=" + PRODUCED.get());
       System.out.println("consumed=" + consumed);
