@@ -149,7 +149,8 @@ final class Retransformer implements Runnable {
       alone += failed.size();
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
-    return "gmp4j: retransform: " + (todo.size() + unmodifiable) + " classes loaded before the"
+    int n = todo.size() + unmodifiable;
+    return "gmp4j: retransform: " + n + (n == 1 ? " class" : " classes") + " loaded before the"
         + " attach, in " + ms + " ms: " + polls + " given polls, " + alone + " left alone"
         + (why.isEmpty() ? "" : " (" + String.join(", ", why) + ")");
   }
