@@ -105,11 +105,11 @@ class MaxProcsIT {
     }
   }
 
-  /** Pins the child to CPU 0 for 3 s (sysmon checks once a second): GOMAXPROCS stays. */
+  /** Pins the child to CPU 0 for 2.5 s (sysmon checks once a second): GOMAXPROCS stays. */
   private static void noUpdate(LiveChild c, String start) throws Exception {
     assertEquals(start, c.awaitOut(l -> l.startsWith("jdk="), STEP), c.toString());
     taskset("0", c.pid());
-    Thread.sleep(3000);
+    Thread.sleep(2500);
     taskset("0-1", c.pid());
     c.send("finish");
     assertEquals(0, c.waitFor(STEP), c.toString());
