@@ -83,11 +83,16 @@ import net.bytebuddy.pool.TypePool;
  * </ol>
  *
  * A second {@code agentmain} (or an attach after {@code -javaagent}) finds the agent installed and
- * only says so: a second set of transformers would advise each method twice.
+ * installs nothing (a second set of transformers would advise each method twice): it applies the
+ * options that can change live and refuses the others by name ({@link LiveAttach}). Each attach
+ * publishes its result for {@code gmp4j attach} ({@link AgentState}).
+ *
+ * <p>After an attach, the application classes already loaded are retransformed in the
+ * background to get their polls ({@link Retransformer}).
  *
  * <p>Limits of attach, inherent to retransformation: virtual threads created before the attach
  * keep the JDK's scheduler (their scheduler field is final), and a loop already on some stack
- * keeps running its old, poll-free code.
+ * keeps running its old, poll-free code until its method is entered again.
  */
 final class AgentInstaller {
   private static final String CONFIG = "io.gmp4j.runtime.Config";
@@ -109,11 +114,34 @@ final class AgentInstaller {
    * that runs premain or agentmain. Never throws.
    */
   static synchronized void install(String agentArgs, Instrumentation inst, boolean premain) {
-    if (installed) {
-      Stderr.line("gmp4j: already installed in this JVM; this "
-          + (premain ? "-javaagent" : "attach") + " does nothing");
-      return;
+    String[] split = AgentState.splitAttachId(agentArgs);
+    String attachId = split[0];
+    java.util.List<String> lines =
+        java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    Stderr.captureThread = Thread.currentThread();
+    Stderr.capture = lines;
+    String status = "failed";
+    try {
+      if (installed) {
+        status = premain ? "failed" : LiveAttach.apply(split[1]);
+        if (premain) {
+          Stderr.line("gmp4j: already installed in this JVM; this -javaagent does nothing");
+        }
+      } else {
+        installFirst(split[1], inst, premain);
+        status = installed ? "installed" : "failed";
+      }
+    } catch (Throwable t) {
+      Stderr.line("gmp4j: attach failed: " + Stderr.describe(t));
+    } finally {
+      Stderr.capture = null;
+      Stderr.captureThread = null;
+      AgentState.result(attachId, status, new java.util.ArrayList<>(lines));
     }
+  }
+
+  /** The steps of 'Installation', for the first -javaagent or attach. Never throws. */
+  private static void installFirst(String agentArgs, Instrumentation inst, boolean premain) {
     String step = "extract the runtime jar";
     Path runtimeJar = null;
     try {
@@ -170,14 +198,23 @@ final class AgentInstaller {
       }
 
       installed = true;
+      recordOptions(options, premain);
+      AgentState.publish(AgentState.AGENT, version() + (premain ? " -javaagent" : " attach"));
       if (options.jdkSettingsLine() != null) {
         Stderr.line(options.jdkSettingsLine());
       }
       step = "start the loop-poll injector";
+      PreemptPollTransformer retransform = null;
       if (!options.flag("asyncpreemptoff")) { // step 9
-        installPolls(inst, options, hooks);
+        retransform = installPolls(inst, options, hooks, premain);
       }
       startExporter(); // step 10
+      if (!premain) {
+        Stderr.line(LiveAttach.installedLine(options.agentArguments()));
+      }
+      if (retransform != null) {
+        Retransformer.start(inst, retransform); // after the attach's own lines
+      }
       startRecordings(options); // step 11
     } catch (Throwable thrown) {
       Throwable t = thrown instanceof InvocationTargetException && thrown.getCause() != null
@@ -311,6 +348,7 @@ final class AgentInstaller {
       if (line != null) {
         Stderr.line(line);
       }
+      LiveAttach.publishExporter();
     } catch (Throwable t) {
       Stderr.line("gmp4j: exporter: could not start: " + Stderr.describe(t)
           + "; the app keeps running without the endpoint");
@@ -338,13 +376,13 @@ final class AgentInstaller {
   }
 
   /** Step 9. Throws when the injector exists but cannot start; the caller reports it. */
-  private static void installPolls(Instrumentation inst, AgentOptions options, Class<?> hooks)
-      throws Exception {
+  private static PreemptPollTransformer installPolls(Instrumentation inst, AgentOptions options,
+      Class<?> hooks, boolean premain) throws Exception {
     PreemptPollTransformer.Injector injector = PollInjectors.create(
         options.get("preempt.include"), options.get("preempt.exclude"),
         options.flag("preempt.prologue"));
     if (injector == null) {
-      return;
+      return null;
     }
     Coverage coverage = Coverage.global();
     hooks.getMethod("instrumentationCounts", LongSupplier.class, LongSupplier.class)
@@ -359,6 +397,50 @@ final class AgentInstaller {
         }
       }, "gmp4j-preempt-report"));
     }
-    inst.addTransformer(new PreemptPollTransformer(injector), false);
+    if (premain) {
+      inst.addTransformer(new PreemptPollTransformer(injector), false);
+      return null;
+    }
+    // An attach: the classes already loaded get their polls too (Retransformer, started by the
+    // caller), unless preempt.retransform=0.
+    PreemptPollTransformer t = new PreemptPollTransformer(injector, true);
+    inst.addTransformer(t, true);
+    if ("0".equals(options.get("preempt.retransform"))) {
+      Stderr.line("gmp4j: preempt.retransform=0: the classes loaded before the attach keep"
+          + " running without polls");
+      return null;
+    }
+    return t;
+  }
+
+  /**
+   * Fills AgentState's option table from the options read at install. Sources: the agent
+   * argument is "start" for -javaagent and "attach" for an attach; -D and the environment were
+   * there at start; the rest is "default".
+   */
+  private static void recordOptions(AgentOptions options, boolean premain) {
+    try {
+      @SuppressWarnings("unchecked")
+      java.util.List<String> keys =
+          (java.util.List<String>) Class.forName(CONFIG, true, null).getMethod("keys").invoke(null);
+      for (String key : keys) {
+        String detail = options.source(key);
+        if (detail == null) {
+          AgentState.option(key, null, "default", "");
+        } else {
+          boolean arg = detail.equals("the -javaagent argument");
+          AgentState.option(key, options.get(key), arg && !premain ? "attach" : "start",
+              arg && !premain ? "gmp4j attach" : detail);
+        }
+      }
+    } catch (Throwable t) {
+      Stderr.line("gmp4j: cannot record the options for /debug/vars: " + Stderr.describe(t));
+    }
+  }
+
+  /** The agent jar's version, or "dev" for an unpackaged build. */
+  static String version() {
+    String v = AgentInstaller.class.getPackage().getImplementationVersion();
+    return v == null ? "dev" : v;
   }
 }

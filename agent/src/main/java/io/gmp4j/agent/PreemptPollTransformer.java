@@ -15,9 +15,12 @@ import java.security.ProtectionDomain;
  *
  * <ol>
  *   <li>Skip classes defined by the boot or platform loader: the JDK, and gmp4j's runtime.
- *   <li>Skip retransformations and redefinitions ({@code classBeingRedefined != null}): this
- *       transformer is registered without retransform capability, and a class that is already
- *       running keeps its code (attach cannot add polls to a loop already on a stack).
+ *   <li>Skip retransformations and redefinitions ({@code classBeingRedefined != null}), unless
+ *       this transformer was built for an attach ({@code retransforms}): then it is registered
+ *       with retransform capability, and {@link Retransformer} hands it the classes loaded before
+ *       the attach. The JVM passes their original class file, so polls are injected once, however
+ *       often a class is retransformed. A method already on a stack keeps its old code until it
+ *       is next entered.
  *   <li>Skip classes without a name and lambda proxies: the JVM does not hand hidden classes to
  *       transformers, but a name check costs nothing.
  *   <li>Skip by name: {@code java/ javax/ jdk/ sun/ com/sun/} (JDK classes loaded by other
@@ -49,8 +52,16 @@ final class PreemptPollTransformer implements ClassFileTransformer {
   /** The platform loader, skipped like the boot loader (step 1). */
   private final ClassLoader platformLoader = ClassLoader.getPlatformClassLoader();
 
+  /** Whether retransformations are handled too (step 2). */
+  private final boolean retransforms;
+
   PreemptPollTransformer(Injector injector) {
+    this(injector, false);
+  }
+
+  PreemptPollTransformer(Injector injector, boolean retransforms) {
     this.injector = injector;
+    this.retransforms = retransforms;
   }
 
   /** Called by the JVM on the thread that loads the class; any thread. Never throws. */
@@ -78,7 +89,8 @@ final class PreemptPollTransformer implements ClassFileTransformer {
     if (loader == null || loader == platformLoader) {
       return false;
     }
-    if (classBeingRedefined != null || className == null || className.contains("$$Lambda")) {
+    if ((classBeingRedefined != null && !retransforms) || className == null
+        || className.contains("$$Lambda")) {
       return false;
     }
     for (String prefix : SKIPPED_PREFIXES) {

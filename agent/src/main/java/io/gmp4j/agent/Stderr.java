@@ -15,8 +15,25 @@ final class Stderr {
 
   /** Prints {@code line} as one line; a line break inside would split it, so none survives. Any thread. */
   static void line(String line) {
-    System.err.println(oneLine(line));
+    String one = oneLine(line);
+    java.util.List<String> c = capture;
+    if (c != null && Thread.currentThread() == captureThread) {
+      c.add(one);
+    }
+    System.err.println(one);
   }
+
+  /**
+   * While an attach runs, its lines also go here, so that {@code gmp4j attach} can show them
+   * (AgentState). Set and cleared by the installer under its lock.
+   */
+  static volatile java.util.List<String> capture;
+
+  /**
+   * The attach thread whose lines go to {@link #capture}: a background thread's line (the
+   * retransformation's summary) is not part of the attach's result. Written with capture.
+   */
+  static volatile Thread captureThread;
 
   /** The exception as {@code Class: message} on one line, never a stack trace. */
   static String describe(Throwable t) {

@@ -40,6 +40,11 @@ final class Scheduler implements SchedulerMXBean {
   }
 
   @Override
+  public long getGomaxprocsUpdates() {
+    return get("/sched/gomaxprocs/updates:changes");
+  }
+
+  @Override
   public long getGoroutinesLive() {
     return get("/sched/goroutines:goroutines");
   }

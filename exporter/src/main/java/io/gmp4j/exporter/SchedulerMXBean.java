@@ -19,6 +19,9 @@ public interface SchedulerMXBean {
   /** {@code /sched/gomaxprocs/changes:changes}. */
   long getGomaxprocsChanges();
 
+  /** {@code /sched/gomaxprocs/updates:changes}. */
+  long getGomaxprocsUpdates();
+
   /** {@code /sched/goroutines:goroutines}. */
   long getGoroutinesLive();
 

@@ -32,12 +32,15 @@ public final class Config {
     KEYS.put("scheddetail", "0 or 1");
     KEYS.put("timeslice", "a duration such as 10ms, 500us or 1s (at least 100us)");
     KEYS.put("asyncpreemptoff", "0 or 1");
+    KEYS.put("updatemaxprocs", "0 or 1: 0 stops sysmon from following the CPU limit (Go 1.25)");
     KEYS.put("preempt.handoff", "a duration such as 20ms, 500us or 1s (at least 100us), or 0 or"
         + " off to keep the P of a goroutine that ignores preemption (the default with"
         + " asyncpreemptoff=1)");
     KEYS.put("preempt.include", "class-name globs separated by ; or |, e.g. com.acme.*");
     KEYS.put("preempt.exclude", "class-name globs separated by ; or |, e.g. com.acme.gen.*");
     KEYS.put("preempt.prologue", "0 or 1");
+    KEYS.put("preempt.retransform", "0 or 1: 0 leaves the classes loaded before an attach"
+        + " without polls (default 1)");
     KEYS.put("preempt.report", "0 or 1: print one line at exit with the classes that got polls"
         + " and those left alone");
     KEYS.put("maxthreads", "a positive integer: the limit on gmp4j's threads (Go's SetMaxThreads)");
@@ -59,7 +62,7 @@ public final class Config {
 
   /** Keys that GMPDEBUG may set, as GODEBUG sets Go's. */
   private static final List<String> GMPDEBUG_KEYS =
-      List.of("schedtrace", "scheddetail", "asyncpreemptoff");
+      List.of("schedtrace", "scheddetail", "asyncpreemptoff", "updatemaxprocs");
 
   /** The keys that GMPDEBUG may set. */
   public static List<String> gmpdebugKeys() {
@@ -108,7 +111,8 @@ public final class Config {
             throw new NumberFormatException();
           }
         }
-        case "scheddetail", "asyncpreemptoff", "preempt.prologue", "preempt.report" -> {
+        case "scheddetail", "asyncpreemptoff", "preempt.prologue", "preempt.report",
+            "updatemaxprocs", "preempt.retransform" -> {
           if (!v.equals("0") && !v.equals("1")) {
             throw new NumberFormatException();
           }
@@ -257,7 +261,12 @@ public final class Config {
       }
     }
     String v = get("gomaxprocs");
-    return v == null ? Runtime.getRuntime().availableProcessors() : Integer.parseInt(v);
+    return v == null ? MaxProcsLimit.defaultGomaxprocs() : Integer.parseInt(v);
+  }
+
+  /** Go's GODEBUG=updatemaxprocs: whether sysmon follows the CPU limit (unless fixed). */
+  static boolean updateMaxProcs() {
+    return !"0".equals(get("updatemaxprocs"));
   }
 
   /** Whether the user fixed GOMAXPROCS (then sysmon does not follow the CPU limit). */

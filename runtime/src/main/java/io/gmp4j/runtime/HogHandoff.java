@@ -298,6 +298,11 @@ final class HogHandoff {
   /** Whether to ask the OS what the carrier ran ('Carrier time'); off for hand-driven tests. */
   private final boolean carrierCpu;
 
+  /** The hand-off time this instance was built with. Any thread. */
+  long handoffNs() {
+    return handoffNs;
+  }
+
   HogHandoff(Sched sched, long handoffNs, boolean carrierCpu) {
     if (handoffNs <= 0) {
       throw new IllegalArgumentException("HogHandoff: handoff " + handoffNs + "ns");

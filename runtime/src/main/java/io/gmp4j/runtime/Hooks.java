@@ -148,8 +148,26 @@ public final class Hooks {
     SchedMetrics.instrumentation = new java.util.function.LongSupplier[] {instrumented, skipped};
   }
 
+  /**
+   * A live option change from a second attach: see {@link LiveOptions#set}. Returns the previous
+   * value; throws IllegalArgumentException with the line to print. Called by the agent's attach
+   * thread.
+   */
+  public static String setOption(String key, String value) {
+    return LiveOptions.set(key, value);
+  }
+
+  /** The running scheduler's live values, for the agent's /debug/vars. Any thread. */
+  public static java.util.Map<String, String> liveOptions() {
+    return LiveOptions.current();
+  }
+
   /** Starts the scheduler and sysmon. Throws with gmp4j's message if it cannot run here. */
   public static void start() {
     Sched.get();
+    // Links the poll's VarHandle now, on the installing thread: its first use otherwise runs
+    // inside a G's first poll, and took over 20 ms on a loaded machine, long enough for sysmon
+    // to hand the G's P off as if it ignored preemption.
+    Preempt.poll();
   }
 }

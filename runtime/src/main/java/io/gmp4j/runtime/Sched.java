@@ -239,7 +239,7 @@ public final class Sched {
       s.queueOnThreadLimit = Config.queueOnThreadLimit();
       s.idleThreadTimeoutNanos = Config.idleThreadTimeoutNanos();
       s.startSysmon(Config.timesliceNanos(), Config.handoffNanos(), Config.schedtraceMillis(),
-          Config.scheddetail(), true);
+          Config.scheddetail(), Config.updateMaxProcs());
       Trace.install(s);
       instance = s;
     }
@@ -259,6 +259,11 @@ public final class Sched {
     sysmon = new Sysmon(this, forcePreemptNs, handoffNs, schedtraceMs, scheddetail,
         followCpuLimit);
     sysmon.start();
+  }
+
+  /** This scheduler's sysmon, or null (white-box tests); for {@link LiveOptions}. Any thread. */
+  Sysmon sysmon() {
+    return sysmon;
   }
 
   /** A builder of virtual threads that run on this scheduler. Any thread. */

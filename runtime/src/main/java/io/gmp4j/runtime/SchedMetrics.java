@@ -57,6 +57,8 @@ final class SchedMetrics {
       extra("/sched/gomaxprocs/changes:changes", Kind.COUNTER,
           "Count of GOMAXPROCS changes since program start, by the program or by sysmon"
               + " following the CPU limit."),
+      extra("/sched/gomaxprocs/updates:changes", Kind.COUNTER, "Count of GOMAXPROCS changes"
+          + " sysmon made to follow the CPU limit or affinity (Go 1.25's updatemaxprocs)."),
       extra("/sched/preemptions/requested:preemptions", Kind.COUNTER, "Count of requests to"
           + " yield made to goroutines whose time slice ran out (sysmon, stop-the-world)."),
       extra("/sched/preemptions/honored:preemptions", Kind.COUNTER, "Count of preemption"
@@ -157,6 +159,7 @@ final class SchedMetrics {
       stolen += mp.stolen();
     }
     m.put("/sched/gomaxprocs/changes:changes", s.gomaxprocsChanges.sum());
+    m.put("/sched/gomaxprocs/updates:changes", MaxProcsLimit.UPDATES.sum());
     m.put("/sched/preemptions/requested:preemptions", s.preemptRequested.sum());
     m.put("/sched/preemptions/honored:preemptions", s.preemptHonored.sum());
     m.put("/sched/timeslice/overruns:overruns", s.timesliceOverruns.sum());

@@ -21,9 +21,10 @@ import java.util.concurrent.locks.LockSupport;
  *       repeated every cycle until the schedtick moves (a pinned G cannot yield at once). A G
  *       that ignores it for {@code preempt.handoff} loses its P to another M: 'Hog hand-off'
  *       in {@link HogHandoff}. A P in a syscall is handed off by Go's syscall rule.
- *   <li>Once a second, unless the user fixed GOMAXPROCS, compare it with the CPU count the JVM
- *       sees now ({@link Runtime#availableProcessors()} re-reads the container's CPU limit) and
- *       resize on a change, as Go 1.25's updatemaxprocs does.
+ *   <li>Once a second, unless the user fixed GOMAXPROCS or set {@code updatemaxprocs=0},
+ *       compare it with Go 1.25's default computed now ({@link MaxProcsLimit}: the JDK's CPU
+ *       limit and the affinity) and resize on a change, as Go 1.25's updatemaxprocs does. Each
+ *       change is counted, and printed when schedtrace is on.
  *   <li>Every {@code schedtrace} ms, print Go's schedtrace line (and detail) to stderr.
  * </ol>
  *
@@ -65,13 +66,27 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class Sysmon extends Thread {
   private final Sched sched;
-  private final long forcePreemptNs;
+
+  /**
+   * Go's forcePreemptNS, {@code timeslice}. Written by {@link #setTimeslice} (an attach that
+   * changes it live), read by sysmon each cycle; volatile: the next cycle uses the new value.
+   */
+  private volatile long forcePreemptNs;
 
   /** The hog hand-off ({@code preempt.handoff}), or null when it is off. Confined to sysmon. */
-  private final HogHandoff hog;
+  private HogHandoff hog;
 
-  private final int schedtraceMs;
-  private final boolean scheddetail;
+  /**
+   * The hand-off time wanted, 0 for off. Written by {@link #setHandoff}; sysmon rebuilds {@link
+   * #hog} at the top of a cycle when it differs from the current one (volatile).
+   */
+  private volatile long handoffNs;
+
+  /** {@code schedtrace} and {@code scheddetail}. Written by {@link #setSchedtrace}; volatile. */
+  private volatile int schedtraceMs;
+
+  private volatile boolean scheddetail;
+
   private final boolean followCpuLimit;
 
   /** Go's sched.sysmonwait: true while in deep sleep. Set by sysmon; cleared by its waker. */
@@ -89,9 +104,48 @@ final class Sysmon extends Thread {
     this.sched = sched;
     this.forcePreemptNs = forcePreemptNs;
     this.hog = handoffNs > 0 ? new HogHandoff(sched, handoffNs, true) : null;
+    this.handoffNs = Math.max(0, handoffNs);
     this.schedtraceMs = schedtraceMs;
     this.scheddetail = scheddetail;
     this.followCpuLimit = followCpuLimit;
+  }
+
+  /** A live change of {@code timeslice}; the next cycle uses it. Any thread. */
+  void setTimeslice(long ns) {
+    forcePreemptNs = ns;
+  }
+
+  /** A live change of {@code preempt.handoff}, 0 for off; see {@link #handoffNs}. Any thread. */
+  void setHandoff(long ns) {
+    handoffNs = Math.max(0, ns);
+    wake();
+  }
+
+  /** A live change of {@code schedtrace} and {@code scheddetail}. Any thread. */
+  void setSchedtrace(int ms, boolean detail) {
+    scheddetail = detail;
+    schedtraceMs = ms;
+    wake(); // a deep sleep would delay the first line by up to a second
+  }
+
+  int schedtraceNow() {
+    return schedtraceMs;
+  }
+
+  boolean scheddetailNow() {
+    return scheddetail;
+  }
+
+  long timesliceNow() {
+    return forcePreemptNs;
+  }
+
+  long handoffNow() {
+    return handoffNs;
+  }
+
+  boolean followsCpuLimit() {
+    return followCpuLimit;
   }
 
   /** Whether sysmon is in deep sleep (schedtrace detail). Any thread; racy. */
@@ -123,13 +177,18 @@ final class Sysmon extends Thread {
         if (delayUs > 10_000) { // up to 10ms
           delayUs = 10_000;
         }
+        long wantHandoff = handoffNs; // a live change (setHandoff)
+        if (wantHandoff != (hog == null ? 0 : hog.handoffNs())) {
+          hog = wantHandoff > 0 ? new HogHandoff(sched, wantHandoff, true) : null;
+        }
         long slept = System.nanoTime();
         LockSupport.parkNanos(delayUs * 1000);
         long now = System.nanoTime();
         if (hog != null) {
           hog.startCycle(delayUs * 1000, now - slept); // see 'Pauses' in HogHandoff
         }
-        if (schedtraceMs <= 0 && nothingToWatch()) {
+        int traceMs = schedtraceMs;
+        if (traceMs <= 0 && nothingToWatch()) {
           sysmonwait = true;
           // Re-check after publishing sysmonwait: a P that started meanwhile either sees it
           // (and wakes us) or is seen here.
@@ -146,8 +205,14 @@ final class Sysmon extends Thread {
         }
         if (followCpuLimit && now - lastProcsCheck >= 1_000_000_000L) {
           lastProcsCheck = now;
-          int ncpu = Runtime.getRuntime().availableProcessors();
-          if (ncpu != sched.gomaxprocs && !sched.customGomaxprocs) {
+          int ncpu = MaxProcsLimit.defaultGomaxprocs(); // Go 1.25's rule over the JDK's count
+          int was = sched.gomaxprocs;
+          if (ncpu != was && !sched.customGomaxprocs) {
+            MaxProcsLimit.UPDATES.increment();
+            if (schedtraceMs > 0) {
+              System.err.println("gmp4j: updatemaxprocs: gomaxprocs " + was + " -> " + ncpu
+                  + " (" + MaxProcsLimit.lastReason + ")");
+            }
             sched.updateMaxProcs(ncpu);
           }
         }
@@ -160,7 +225,7 @@ final class Sysmon extends Thread {
           hog.flushReports(now);
         }
         Trace.sysmonTick(now);
-        if (schedtraceMs > 0 && now - lasttrace >= schedtraceMs * 1_000_000L) {
+        if (traceMs > 0 && now - lasttrace >= traceMs * 1_000_000L) {
           lasttrace = now;
           System.err.print(sched.schedtrace(scheddetail));
         }

@@ -14,7 +14,10 @@ import java.util.List;
  */
 public final class Cli {
   /** Every verb, in the order {@code --help} lists them. */
-  static final List<Verb> VERBS = List.of(new VersionVerb());
+  static final List<Verb> VERBS = List.of(new VersionVerb(),
+      new AttachVerb(),
+      new ListVerb(),
+      new TopVerb());
 
   private Cli() {}
 

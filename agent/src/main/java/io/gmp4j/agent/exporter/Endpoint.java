@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicReference;
  *   /debug/goroutines       Go's pprof/goroutine?debug=1 (grouped by stack); ?debug=2 each G
  *   /debug/instrumentation  classes with preemption polls and left alone, per loader and package
  *   /debug/flightrecorder   dumps the flight recorder's window (flightrecorder=): "path size"
+ *   /debug/vars             JSON as Go's expvar: cmdline, every option with its source, /sched
  * </pre>
  *
  * The dump is written by the agent's JVM into flightrecorder.dir and only its path is sent:
@@ -79,6 +80,7 @@ public final class Endpoint {
         /debug/goroutines             goroutines grouped by stack (?debug=2: each goroutine)
         /debug/instrumentation        classes given preemption polls, and left alone with why
         /debug/flightrecorder         dump the flight recorder's window; answers "path size"
+        /debug/vars                   JSON (Go's expvar): options with their source, metrics
       """;
 
   private static final AtomicReference<Endpoint> RUNNING = new AtomicReference<>();
@@ -196,6 +198,8 @@ public final class Endpoint {
                 : SchedText.goroutinesGrouped(Gmp.goroutines()), head);
         case "/debug/instrumentation" -> send(ex, 200, TEXT, Coverage.global().table(), head);
         case "/debug/flightrecorder" -> flightRecorder(ex, head);
+        case "/debug/vars" -> send(ex, 200, "application/json; charset=utf-8", DebugVars.json(),
+            head);
         default -> send(ex, 404, TEXT, "not found: " + path + "\n\n" + INDEX, head);
       }
     } catch (RuntimeException | Error e) {
