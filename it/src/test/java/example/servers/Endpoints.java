@@ -70,7 +70,7 @@ public final class Endpoints {
   private static void calibrate() {
     long n = 1_000_000;
     long best = Long.MAX_VALUE;
-    long deadline = System.nanoTime() + 600_000_000L;
+    long deadline = System.nanoTime() + 400_000_000L;
     long sink = 0;
     for (int i = 0; System.nanoTime() < deadline || i < 5; i++) {
       long t0 = System.nanoTime();

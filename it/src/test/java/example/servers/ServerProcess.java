@@ -25,6 +25,7 @@ public final class ServerProcess implements AutoCloseable {
   private final Path tmp;
   private final StringBuilder output = new StringBuilder();
   private final int port;
+  private boolean closed;
 
   /**
    * Starts {@code server} (a class with a main, such as {@link JdkServer}); {@code agent} is the
@@ -94,8 +95,13 @@ public final class ServerProcess implements AutoCloseable {
     }
   }
 
+  /** Idempotent. */
   @Override
-  public void close() throws IOException, InterruptedException {
+  public synchronized void close() throws IOException, InterruptedException {
+    if (closed) {
+      return;
+    }
+    closed = true;
     try {
       process.getOutputStream().close();
       if (!process.waitFor(10, TimeUnit.SECONDS)) {

@@ -30,23 +30,33 @@ public final class ServersBench {
   public record Settings(Duration warmup, Duration a, Duration b, double rate, int cpu) {}
 
   /** One server under one scheduler: scenario (a), then (b). */
-  public record Run(String server, boolean gmp4j, LoadClient.Result a, LoadClient.Result b) {}
+  public record Run(String server, boolean gmp4j, LoadClient.Result a, LoadClient.Result b,
+      String output) {
+    @Override
+    public String toString() {
+      return server + " on " + (gmp4j ? "gmp4j" : "the default scheduler") + ":\n  (a) " + a
+          + "\n  (b) " + b;
+    }
+  }
 
   /**
    * Starts {@code server} (with the agent at {@code agent}, options included, or without it
-   * when null), runs the warm-up, (a) and (b), and stops it. {@code duringB} sees (b)'s ticks.
+   * when null), runs the warm-up, (a) and (b), and stops it. {@code during} sees the ticks of
+   * (a) and (b); {@code started} the server before the load.
    */
   public static Run measure(Class<?> server, String agent, List<String> jvmArgs, Settings s,
-      Consumer<ServerProcess> started, Consumer<LoadClient.Tick> duringB) throws Exception {
+      Consumer<ServerProcess> started, Consumer<LoadClient.Tick> during) throws Exception {
     try (ServerProcess p = new ServerProcess(server, agent, jvmArgs, 60);
         LoadClient client = new LoadClient("127.0.0.1", p.port())) {
       if (started != null) {
         started.accept(p);
       }
       client.run(s.rate(), Math.min(2, s.cpu()), s.warmup(), null);
-      LoadClient.Result a = client.run(s.rate(), 0, s.a(), null);
-      LoadClient.Result b = client.run(s.rate(), s.cpu(), s.b(), duringB);
-      return new Run(server.getSimpleName(), agent != null, a, b);
+      LoadClient.Result a = client.run(s.rate(), 0, s.a(), during);
+      LoadClient.Result b = client.run(s.rate(), s.cpu(), s.b(), during);
+      client.close();
+      p.close();
+      return new Run(server.getSimpleName(), agent != null, a, b, p.output());
     }
   }
 
