@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       gives preemption polls like any other application loop.
  * </ul>
  *
- * <p>Life cycle ({@link #serve}): calibrate the loop, start the server on 127.0.0.1 port 0, print
+ * <p>Life cycle ({@link #serve}): take the loop's length, start the server on 127.0.0.1 port 0, print
  * {@code port=N} and {@code ready}, serve until standard input closes, stop, exit 0. A watchdog
  * ends a child that its parent forgot.
  */
@@ -27,7 +27,7 @@ public final class Endpoints {
   /** The CPU endpoint's target; the "about 200 ms of computation". */
   static final long CPU_MILLIS = Long.getLong("servers.cpu.ms", 200);
 
-  /** Loop iterations for {@link #CPU_MILLIS}, measured by {@link #calibrate} at start-up. */
+  /** Loop iterations for {@link #CPU_MILLIS}: see {@link #calibrated}. */
   private static long cpuIterations;
 
   private static final AtomicLong served = new AtomicLong();
@@ -63,28 +63,38 @@ public final class Endpoints {
   }
 
   /**
-   * Finds the iterations for {@link #CPU_MILLIS} on this JVM (compiled code, with the agent's
-   * polls when the agent runs): the best of a few timed runs after warm-up, so that a run slowed
-   * by another process on the machine does not make every request short.
+   * The loop iterations for {@link #CPU_MILLIS} on this machine, measured once per JVM: the best
+   * of many timed runs over a second, after the JIT compiled {@link #spin}, so that a run slowed
+   * by another process does not make every request short. The parent measures it and passes it
+   * to every server child ({@code -Dservers.cpu.iterations}, see ServerProcess), so that both
+   * schedulers' servers do exactly the same work per CPU request.
    */
-  private static void calibrate() {
-    long n = 1_000_000;
-    long best = Long.MAX_VALUE;
-    long deadline = System.nanoTime() + 400_000_000L;
-    long sink = 0;
-    for (int i = 0; System.nanoTime() < deadline || i < 5; i++) {
-      long t0 = System.nanoTime();
-      sink += spin(n);
-      best = Math.min(best, System.nanoTime() - t0);
+  public static synchronized long calibrated() {
+    if (calibrated == 0) {
+      long n = 1_000_000;
+      long best = Long.MAX_VALUE;
+      long deadline = System.nanoTime() + 1_000_000_000L;
+      long sink = 0;
+      for (int i = 0; System.nanoTime() < deadline || i < 20; i++) {
+        long t0 = System.nanoTime();
+        sink += spin(n);
+        best = Math.min(best, System.nanoTime() - t0);
+      }
+      calibrated = Math.max(1, n * CPU_MILLIS * 1_000_000 / Math.max(best, 1)) | (sink & 1);
     }
-    cpuIterations = Math.max(1, n * CPU_MILLIS * 1_000_000 / Math.max(best, 1));
-    System.out.println("cpu.iterations=" + cpuIterations + (sink == 42 ? " " : ""));
+    return calibrated;
   }
+
+  private static long calibrated;
 
   /** See the class overview. Called once by each server's main. */
   static void serve(String name, Start start, AutoCloseable stop) throws Exception {
     AppSupport.watchdog(Long.getLong("servers.watchdog.ms", 300_000), name);
-    calibrate();
+    cpuIterations = Long.getLong("servers.cpu.iterations", 0);
+    if (cpuIterations <= 0) {
+      cpuIterations = calibrated();
+    }
+    System.out.println("cpu.iterations=" + cpuIterations);
     int port = start.start();
     System.out.println("server=" + name);
     System.out.println("port=" + port);

@@ -42,6 +42,7 @@ public final class ServerProcess implements AutoCloseable {
       cmd.add("-Xverify:all");
       cmd.add("-javaagent:" + agent);
     }
+    cmd.add("-Dservers.cpu.iterations=" + Endpoints.calibrated());
     cmd.addAll(jvmArgs);
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));

@@ -49,8 +49,8 @@ class ServersIT {
   private static final boolean BENCH = !System.getProperty("servers.bench", "").isEmpty()
       && !System.getProperty("servers.bench").equals("false");
 
-  /** The default build's short runs: about 13 s per server, both JVMs included. */
-  private static final Settings QUICK = new Settings(Duration.ofMillis(500),
+  /** The default build's short runs: about 15 s per server, both JVMs included. */
+  private static final Settings QUICK = new Settings(Duration.ofMillis(1000),
       Duration.ofMillis(1000), Duration.ofMillis(2000), 200, 8);
 
   private static final Settings LONG = new Settings(Duration.ofSeconds(2), Duration.ofSeconds(10),
@@ -106,9 +106,9 @@ class ServersIT {
       assertTrue(r.output().contains("stopped served="), both);
     }
     // (a): within noise, loosely: the open-loop rate is the same, and a shared machine may
-    // stall either child for tens of milliseconds
+    // stall either child for a hundred milliseconds (seen: 118 ms once at load average 5)
     assertTrue(gmp.a().throughput() >= 0.9 * def.a().throughput(), both);
-    assertTrue(gmp.a().lightMs(99) <= Math.max(5 * def.a().lightMs(99), 100), both);
+    assertTrue(gmp.a().lightMs(99) <= Math.max(5 * def.a().lightMs(99), 250), both);
     // (b): the default queues light requests behind 8 x 200 ms of CPU work on 2 carriers
     // (hundreds of ms to seconds); gmp4j runs them within a few time slices. Measured 10-20x.
     assertTrue(3 * gmp.b().lightMs(99) < def.b().lightMs(99), both);
