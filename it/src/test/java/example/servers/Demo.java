@@ -59,6 +59,12 @@ public final class Demo {
     System.out.printf("  %-22s %14s %14s%n", "answered / failed", def.lightOk() + " / "
         + def.lightFailed(), gmp.lightOk() + " / " + gmp.lightFailed());
     System.out.printf("  %-22s %14d %14d%n", "CPU requests done", def.cpuOk(), gmp.cpuOk());
+    for (LoadClient.Result r : List.of(def, gmp)) {
+      if (r.firstFailure() != null) {
+        System.out.println("  first failed request on " + (r == def ? "the default" : "gmp4j") + ": "
+            + r.firstFailure());
+      }
+    }
     System.out.printf("  light p99: %.0fx lower on gmp4j%n%n",
         def.lightMs(99) / Math.max(gmp.lightMs(99), 0.001));
     explain(lastTrace);
@@ -74,7 +80,7 @@ public final class Demo {
   private static LoadClient.Result run(String agent, int cpu, String base) throws Exception {
     try (ServerProcess p = new ServerProcess(JdkServer.class, agent, List.of(), 60);
         LoadClient client = new LoadClient("127.0.0.1", p.port())) {
-      client.run(RATE, 2, Duration.ofMillis(1000), null); // warm-up: compiled server code
+      client.run(RATE, 2, Duration.ofMillis(2000), null); // warm-up: compiled server code
       long[] preempt0 = {-1};
       LoadClient.Result r = client.run(RATE, cpu, LOAD, t -> {
         String sched = "";
@@ -107,6 +113,7 @@ public final class Demo {
     }
     System.out.println("one schedtrace line from the gmp4j run (GODEBUG=schedtrace in Go):");
     System.out.println("  " + line);
+    System.out.println("  (SCHED <n>ms counts from the first schedtrace of that JVM)");
     Map<String, String> f = new HashMap<>();
     for (Matcher m = FIELD.matcher(line); m.find(); ) {
       f.put(m.group(1), m.group(2));

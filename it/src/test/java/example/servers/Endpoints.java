@@ -17,9 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       gives preemption polls like any other application loop.
  * </ul>
  *
- * <p>Life cycle ({@link #serve}): take the loop's length, start the server on 127.0.0.1 port 0, print
- * {@code port=N} and {@code ready}, serve until standard input closes, stop, exit 0. A watchdog
- * ends a child that its parent forgot.
+ * <p>Life cycle ({@link #serve}): take the loop's length, start the server on 127.0.0.1 port 0,
+ * print {@code port=N} and {@code ready}, serve until standard input closes, stop, exit 0. A
+ * watchdog ends a child that its parent forgot.
  */
 public final class Endpoints {
   private Endpoints() {}
