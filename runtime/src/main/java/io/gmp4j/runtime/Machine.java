@@ -399,6 +399,20 @@ final class Machine extends Thread {
           return gp;
         }
       }
+      // Gs that JDK threads (pollers, timers, acceptors) readied go before the local queue, but
+      // not every time: see 'Wake-ups from JDK threads' in Sched.
+      if (sched.runqwoken() > 0 && pp.schedtick() % 61 != 30) {
+        Goroutine gp;
+        sched.lock.lock();
+        try {
+          gp = sched.globRunqGetWoken();
+        } finally {
+          sched.lock.unlock();
+        }
+        if (gp != null) {
+          return gp;
+        }
+      }
       Goroutine gp = pp.runqGet();
       if (gp != null) {
         inheritTime = pp.lastGetInheritsTime();

@@ -1,0 +1,125 @@
+package example.servers;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * One of the servers in a child JVM of the JDK running this code, on this class path: with the
+ * agent (and {@code -Xverify:all}) or on the JDK's default scheduler. It reads the child's
+ * {@code port=}, keeps its output for failure messages, and on {@link #close} closes the child's
+ * standard input (the server stops and exits), kills it if it has not exited within 10 s, and
+ * deletes the child's temporary folder.
+ */
+public final class ServerProcess implements AutoCloseable {
+  private final Process process;
+  private final Path tmp;
+  private final StringBuilder output = new StringBuilder();
+  private final int port;
+  private boolean closed;
+
+  /**
+   * Starts {@code server} (a class with a main, such as {@link JdkServer}); {@code agent} is the
+   * agent jar with its options ({@code path=opts}), or null for the JDK's scheduler. Waits up to
+   * {@code startSeconds} for the server's port.
+   */
+  public ServerProcess(Class<?> server, String agent, List<String> jvmArgs, int startSeconds)
+      throws IOException, InterruptedException {
+    tmp = Files.createTempDirectory("gmp4j-server");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Djava.io.tmpdir=" + tmp);
+    if (agent != null) {
+      cmd.add("-Xverify:all");
+      cmd.add("-javaagent:" + agent);
+    }
+    cmd.add("-Dservers.cpu.iterations=" + Endpoints.calibrated());
+    cmd.addAll(jvmArgs);
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(server.getName());
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    pb.environment().remove("GOMAXPROCS");
+    pb.environment().remove("GMPDEBUG");
+    process = pb.start();
+    CompletableFuture<Integer> ready = new CompletableFuture<>();
+    Thread.ofPlatform().daemon().name("server-output").start(() -> {
+      int p = -1;
+      try (BufferedReader r = new BufferedReader(
+          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        for (String line; (line = r.readLine()) != null; ) {
+          synchronized (output) {
+            output.append(line).append('\n');
+          }
+          if (line.startsWith("port=")) {
+            p = Integer.parseInt(line.substring(5).trim());
+          } else if (line.equals("ready")) {
+            ready.complete(p);
+          }
+        }
+      } catch (IOException | RuntimeException ignored) {
+        // the child died; ready says so below
+      }
+      ready.complete(-1);
+    });
+    int p;
+    try {
+      p = ready.get(startSeconds, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      p = -1;
+    }
+    if (p < 0) {
+      close();
+      throw new IllegalStateException(server.getSimpleName() + " did not start within "
+          + startSeconds + " s:\n" + output());
+    }
+    port = p;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** Everything the child printed so far (stdout and stderr). */
+  public String output() {
+    synchronized (output) {
+      return output.toString();
+    }
+  }
+
+  /** Idempotent. */
+  @Override
+  public synchronized void close() throws IOException, InterruptedException {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      process.getOutputStream().close();
+      if (!process.waitFor(10, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+      }
+    } finally {
+      try (Stream<Path> files = Files.walk(tmp)) {
+        for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
+          Files.deleteIfExists(f);
+        }
+      }
+    }
+  }
+
+  /** The child's exit status, once closed; -1 while it runs. */
+  public int exitValue() {
+    return process.isAlive() ? -1 : process.exitValue();
+  }
+}

@@ -1,0 +1,134 @@
+package io.gmp4j.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import example.apps.ExporterApp;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The Grafana dashboard in exporter/ asks only for metrics that the agent's {@code /metrics}
+ * really serves: every metric name in every panel query (and in the template variable) appears
+ * in a live scrape of an unmodified program run with {@code exporter.port}.
+ */
+@Timeout(120)
+class GrafanaDashboardIT {
+  static final Path DASHBOARD = Path.of("../exporter/gmp4j-grafana-dashboard.json");
+
+  /** PromQL words that are not metric names: aggregation operators and keywords. */
+  private static final Set<String> NOT_METRICS = Set.of("sum", "min", "max", "avg", "count",
+      "group", "stddev", "stdvar", "topk", "bottomk", "quantile", "count_values", "bool",
+      "offset", "and", "or", "unless", "group_left", "group_right");
+
+  private static final Pattern EXPR =
+      Pattern.compile("\"(?:expr|definition)\":\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
+
+  @Test
+  void everyQueryNamesAServedMetric() throws Exception {
+    String json = Files.readString(DASHBOARD);
+    List<String> queries = new ArrayList<>();
+    for (Matcher m = EXPR.matcher(json); m.find(); ) {
+      queries.add(m.group(1).replace("\\\"", "\"").replace("\\\\", "\\"));
+    }
+    assertTrue(queries.size() >= 10, "queries: " + queries);
+
+    int port = freePort();
+    List<String> cmd = List.of(ChildJvm.JAVA.toString(), "-Xverify:all",
+        ChildJvm.javaagent("exporter.port=" + port), "-cp", System.getProperty("java.class.path"),
+        ExporterApp.class.getName(), "5", "stdin");
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    StringBuilder output = new StringBuilder();
+    CompletableFuture<Void> ready = new CompletableFuture<>();
+    Thread.ofPlatform().daemon().start(() -> {
+      try (BufferedReader r = new BufferedReader(
+          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        for (String line; (line = r.readLine()) != null; ) {
+          synchronized (output) {
+            output.append(line).append('\n');
+          }
+          if (line.equals("ready")) {
+            ready.complete(null);
+          }
+        }
+      } catch (IOException ignored) {
+        // the child died
+      }
+      ready.complete(null);
+    });
+    Scrape scrape;
+    try {
+      ready.get(60, TimeUnit.SECONDS);
+      Thread.sleep(500); // some scheduling events for the latency histogram
+      scrape = Scrape.of("http://127.0.0.1:" + port + "/metrics");
+    } finally {
+      p.getOutputStream().close();
+      if (!p.waitFor(20, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        p.waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+    Set<String> served = scrape.names();
+    Set<String> asked = new TreeSet<>();
+    for (String q : queries) {
+      Set<String> names = metricNames(q);
+      assertTrue(!names.isEmpty(), "no metric in " + q);
+      for (String n : names) {
+        assertTrue(served.contains(n), n + " (in " + q + ") is not in the scrape: " + served
+            + "\n" + output);
+      }
+      asked.addAll(names);
+    }
+    // the issue's panels: states, runnable vs GOMAXPROCS, latency, steals, preemptions,
+    // hand-offs, threads
+    for (String n : List.of("gmp_sched_goroutines", "gmp_sched_gomaxprocs_threads",
+        "gmp_sched_latencies_seconds_bucket", "gmp_sched_steals_total",
+        "gmp_sched_preemptions_honored_preemptions_total", "gmp_sched_syscalls_handoffs_total",
+        "gmp_sched_preemptions_handoffs_total", "gmp_sched_threads_live_threads")) {
+      assertTrue(asked.contains(n), n + " has no panel: " + asked);
+    }
+    assertEquals(0, p.exitValue(), output.toString());
+  }
+
+  /**
+   * The metric names in a PromQL query: identifiers outside strings, label matchers, grouping
+   * clauses, range selectors and label_values' label, less function names (followed by a
+   * parenthesis) and {@link #NOT_METRICS}.
+   */
+  static Set<String> metricNames(String query) {
+    String q = query.replaceAll("\"[^\"]*\"", "\"\"").replaceAll("\\{[^}]*\\}", " ")
+        .replaceAll("\\b(by|without|on|ignoring)\\s*\\([^)]*\\)", " ")
+        .replaceAll("label_values\\(([^,)]+),[^)]*\\)", "($1)") // Grafana's: (metric, label)
+        .replaceAll("\\[[^\\]]*\\]", " ").replaceAll("\\$\\w+", " ");
+    Set<String> names = new TreeSet<>();
+    Matcher m = Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)\\s*(\\()?").matcher(q);
+    while (m.find()) {
+      if (m.group(2) == null && !NOT_METRICS.contains(m.group(1))) {
+        names.add(m.group(1));
+      }
+    }
+    return names;
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+}
