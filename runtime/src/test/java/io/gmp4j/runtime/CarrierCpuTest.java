@@ -41,7 +41,12 @@ class CarrierCpuTest {
       stop.set(true);
       spinner.join();
     }
-    // A thread that has ended: nothing to read, and no exception.
+    // A thread that has ended: nothing to read, and no exception. The OS thread outlives join
+    // by a little, so wait for it.
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (CarrierCpu.cpuNanos(tid.get()) != CarrierCpu.UNKNOWN && System.nanoTime() < deadline) {
+      Thread.sleep(1);
+    }
     assertEquals(CarrierCpu.UNKNOWN, CarrierCpu.cpuNanos(tid.get()));
 
     CountDownLatch release = new CountDownLatch(1);
