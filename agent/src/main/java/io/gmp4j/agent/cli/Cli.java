@@ -14,7 +14,7 @@ import java.util.List;
  */
 public final class Cli {
   /** Every verb, in the order {@code --help} lists them. */
-  static final List<Verb> VERBS = List.of(new VersionVerb());
+  static final List<Verb> VERBS = List.of(new VersionVerb(), new TraceVerb());
 
   private Cli() {}
 
