@@ -36,8 +36,8 @@ import java.util.TreeMap;
  *   <li>After a run that ended {@code handoff} (sysmon took the P from a goroutine that kept
  *       it past its slice without polling), the goroutine runs on, on its M, with no P and so
  *       with no GoRun: the time to its next run (less that run's latency) or to its GoDestroy
- *       is "off-P" time. Go has no such state (its hogs are preempted by signal); it is a hog's
- *       real CPU time, so the top runners are ranked by run plus off-P time.
+ *       is "off-P" time. Go has no such state (its hogs are preempted by signal). It is shown
+ *       beside the run time, not in it: the runs are what the Ps did.
  * </ol>
  *
  * Rejected: rebuilding Go's state machine from GoUnblock instants. They are off in gmp4j.jfc,
@@ -121,8 +121,8 @@ final class Analysis {
   /** A goroutine that ignored preemption (or blocked its M while pinned): a hog hand-off. */
   record Ignored(long goid, String group, String reason, int times, String frames) {}
 
-  /** Per P: runs, run time and idle time over the window. */
-  record Proc(int p, int runs, long busy, long idle) {}
+  /** Per P: runs, run time, idle time and time left in a syscall, over the window. */
+  record Proc(int p, int runs, long busy, long idle, long syscall) {}
 
   final TraceData data;
   final List<String> warnings = new ArrayList<>();
@@ -337,7 +337,7 @@ final class Analysis {
           Dist.of(gs.stream().mapToLong(g -> g.schedWait).toArray()), block,
           Dist.of(gs.stream().mapToLong(g -> g.syscall).toArray()), syscallBlocked, offP));
     }
-    groups.sort(Comparator.comparingLong((Group g) -> g.exec().sum() + g.offP()).reversed()
+    groups.sort(Comparator.comparingLong((Group g) -> g.exec().sum()).reversed()
         .thenComparing(Group::name));
   }
 
@@ -360,16 +360,35 @@ final class Analysis {
         .limit(n).toList();
   }
 
-  /** Goroutines by what they ran, with a P or without, most first. */
+  /** Goroutines by run time (Go's ExecTime), most first; off-P time is shown beside it. */
   List<G> topRunners(int n) {
     return goroutines.values().stream().filter(g -> g.runs > 0)
-        .sorted(Comparator.comparingLong(G::ran).reversed()).limit(n).toList();
+        .sorted(Comparator.comparingLong((G g) -> g.exec).reversed()).limit(n).toList();
   }
 
   private void procs() {
     Map<Integer, long[]> per = new TreeMap<>();
     for (int p : data.procs()) {
-      per.put(p, new long[3]);
+      per.put(p, new long[4]);
+    }
+    Map<Integer, NavigableMap<Long, TraceData.Handoff>> sysHandoffs = new HashMap<>();
+    for (TraceData.Handoff h : data.handoffs) {
+      if (h.reason().equals("syscall")) {
+        sysHandoffs.computeIfAbsent(h.p(), k -> new TreeMap<>()).put(h.time(), h);
+      }
+    }
+    for (TraceData.Syscall s : data.syscalls) {
+      long[] a = per.get(s.p());
+      if (a == null) {
+        continue;
+      }
+      long end = s.end();
+      NavigableMap<Long, TraceData.Handoff> hs = sysHandoffs.get(s.p());
+      Map.Entry<Long, TraceData.Handoff> h = hs == null ? null : hs.ceilingEntry(s.start());
+      if (s.lostP() && h != null && h.getKey() < end) {
+        end = h.getKey(); // the P ran other Gs from the hand-off on
+      }
+      a[3] += end - s.start();
     }
     for (TraceData.Run r : data.runs) {
       long[] a = per.get(r.p());
@@ -384,7 +403,7 @@ final class Analysis {
         a[2] += i.end() - i.start();
       }
     }
-    per.forEach((p, a) -> procs.add(new Proc(p, (int) a[0], a[1], a[2])));
+    per.forEach((p, a) -> procs.add(new Proc(p, (int) a[0], a[1], a[2], a[3])));
   }
 
   private void events() {

@@ -65,7 +65,7 @@ final class SummaryFormat {
     }
 
     out.println();
-    out.println("Top runners (run time, plus time run on without a P after a hand-off)");
+    out.println("Top runners (by run time; off-P: ran on without a P after a hand-off)");
     for (Analysis.G g : a.topRunners(TOP)) {
       out.printf("  G%-7d %-24s run %9s in %6d runs (longest %s)%s, wait %s, syscall %s%n",
           g.goid, cut(g.group, 24), dur(g.exec), g.runs, dur(g.longestRun),
@@ -100,10 +100,14 @@ final class SummaryFormat {
         byReason(a.handoffsByReason), d.procsChanges.size());
 
     out.println();
-    out.println("Ps (share of the window)");
+    out.println("Ps (share of the window; other: spinning, stop-the-world, not yet recorded)");
     for (Analysis.Proc p : a.procs) {
-      out.printf("  Proc %-3d %7d runs  running %6s  idle %6s%n", p.p(), p.runs(),
-          pct(100.0 * p.busy() / d.span()), pct(100.0 * p.idle() / d.span()));
+      double busy = 100.0 * p.busy() / d.span();
+      double idle = 100.0 * p.idle() / d.span();
+      double sys = 100.0 * p.syscall() / d.span();
+      out.printf("  Proc %-3d %7d runs  running %6s  in syscall %6s  idle %6s  other %6s%n",
+          p.p(), p.runs(), pct(busy), pct(sys), pct(idle),
+          pct(Math.max(0, 100 - busy - sys - idle)));
     }
 
     out.println();
@@ -268,6 +272,7 @@ final class SummaryFormat {
     for (Analysis.Proc p : a.procs) {
       j.beginObject().field("p", (long) p.p()).field("runs", (long) p.runs())
           .field("runningNs", p.busy()).field("idleNs", p.idle())
+          .field("syscallNs", p.syscall())
           .field("runningPercent", 100.0 * p.busy() / d.span())
           .field("idlePercent", 100.0 * p.idle() / d.span()).endObject();
     }

@@ -168,8 +168,10 @@ final class TraceReader {
     d.counts.merge(type, 1L, Long::sum);
     long start = ns(e.getStartTime());
     long end = ns(e.getEndTime());
-    if (!type.equals("jdk.ActiveSetting")) {
-      // ActiveSetting events are dated at the recording's start, which the window has anyway
+    if (type.startsWith("gmp4j.")) {
+      // the window is that of gmp4j's events: the JDK's start with the recording, gmp4j's
+      // within a sysmon second or two of it (see 'Tracing' in the runtime's Trace), and a P
+      // that went idle before then has no ProcIdle to show it
       d.first = Math.min(d.first, start);
       d.last = Math.max(d.last, end);
     }

@@ -86,11 +86,17 @@ class TraceCommandTest {
     }
     assertEquals(exec, execGroups, "run time over the groups vs the GoRun durations");
     assertEquals(runs.size(), groupRuns, "runs over the groups");
-    // the hog is the top runner, with about its 120 ms
-    JsonNode top = j.get("topRunners").get(0);
+    // the hog ran the most, with about its 120 ms: without polls (no agent here) it loses its
+    // P after a slice or two and runs on off-P
+    JsonNode top = null;
+    for (JsonNode g : j.get("topRunners")) {
+      if (top == null || ran(g) > ran(top)) {
+        top = g;
+      }
+    }
     assertEquals("hog", top.get("group").asText(), r.out());
-    assertTrue(top.get("execNs").asLong() + top.get("offPNs").asLong() >= 100_000_000L,
-        r.out());
+    assertTrue(ran(top) >= 100_000_000L, r.out());
+    assertTrue(top.get("offPNs").asLong() > 0, r.out());
     // the marked calls show as syscall time, most of their 40 ms each, and lose their P
     JsonNode sys = group(j, "syscallN");
     assertEquals(3, sys.get("goroutines").asInt(), r.out());
@@ -124,6 +130,10 @@ class TraceCommandTest {
     assertEquals(j.get("schedLatency").get("allNs").get("count").asLong(), histogram);
   }
 
+  private static long ran(JsonNode g) {
+    return g.get("execNs").asLong() + g.get("offPNs").asLong();
+  }
+
   private static JsonNode group(JsonNode j, String name) {
     for (JsonNode g : j.get("groups")) {
       if (g.get("name").asText().equals(name)) {
@@ -143,8 +153,8 @@ class TraceCommandTest {
         "Goroutines that ignored preemption")) {
       assertTrue(r.out().contains(s), s + " missing:\n" + r.out());
     }
-    assertTrue(r.out().lines().filter(l -> l.startsWith("  G")).findFirst().orElseThrow()
-        .contains("hog"), r.out());
+    assertTrue(r.out().lines().anyMatch(l -> l.matches("  G\\d+ +hog +run .* off-P, .*")),
+        r.out());
     assertEquals("", r.err());
   }
 

@@ -1,0 +1,289 @@
+package io.gmp4j.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import example.apps.JfrWorkload;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code gmp4j trace} end to end: JfrIT's workload ({@link JfrWorkload}: spawns, ping-pong, a
+ * CPU hog that honours preemption, blocking file and FIFO reads, GOMAXPROCS 2 to 1 and back, a
+ * hog in Arrays.sort) runs with the real agent jar, {@code -Xverify:all} and {@code
+ * jfr=<file>,jfr.settings=detail}, as a user's CI job would; then every verb runs as {@code java
+ * -jar gmp4j-agent.jar trace ...} on that recording, and its output is checked against the
+ * recording's own events (read here with the JDK's parser) and against the workload.
+ */
+@Timeout(300)
+class TraceToolIT {
+  private static final Duration LIMIT = Duration.ofSeconds(150);
+
+  private static Path dir;
+  private static Path rec;
+  private static List<RecordedEvent> events;
+
+  @BeforeAll
+  static void record() throws Exception {
+    dir = Files.createTempDirectory("gmp4j-trace-it-");
+    rec = dir.resolve("workload.jfr");
+    Path work = Files.createDirectory(dir.resolve("work"));
+    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=2,jfr=" + rec + ",jfr.settings=detail",
+        JfrWorkload.class, LIMIT, work.toString());
+    assertEquals(0, r.exit(), r.toString());
+    assertTrue(r.out().lines().anyMatch("OK"::equals), r.toString());
+    events = RecordingFile.readAllEvents(rec);
+  }
+
+  @AfterAll
+  static void cleanUp() throws IOException {
+    if (dir != null) {
+      try (var s = Files.walk(dir)) {
+        for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+          Files.deleteIfExists(p);
+        }
+      }
+    }
+  }
+
+  /** What {@code java -jar gmp4j-agent.jar args...} printed and returned. */
+  record Cli(int exit, String out, String err) {
+    @Override
+    public String toString() {
+      return "exit " + exit + "\n--- stdout ---\n" + out + "--- stderr ---\n" + err;
+    }
+  }
+
+  static Cli gmp4j(String... args) throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>(List.of(ChildJvm.JAVA.toString(), "-jar",
+        ChildJvm.AGENT.toString()));
+    cmd.addAll(Arrays.asList(args));
+    Process p = new ProcessBuilder(cmd).start();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    Thread d1 = drain(p.getInputStream(), out);
+    Thread d2 = drain(p.getErrorStream(), err);
+    if (!p.waitFor(120, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      p.waitFor(10, TimeUnit.SECONDS);
+      fail("gmp4j " + String.join(" ", args) + " hung");
+    }
+    d1.join(5_000);
+    d2.join(5_000);
+    return new Cli(p.exitValue(), out.toString(StandardCharsets.UTF_8),
+        err.toString(StandardCharsets.UTF_8));
+  }
+
+  private static Thread drain(InputStream in, ByteArrayOutputStream sink) {
+    return Thread.ofPlatform().daemon().start(() -> {
+      try (in) {
+        in.transferTo(sink);
+      } catch (IOException ignored) {
+        // the process died; its exit status says so
+      }
+    });
+  }
+
+  private static List<RecordedEvent> of(String type) {
+    return events.stream().filter(e -> e.getEventType().getName().equals(type)).toList();
+  }
+
+  private static JsonNode group(JsonNode j, String name) {
+    for (JsonNode g : j.get("groups")) {
+      if (g.get("name").asText().equals(name)) {
+        return g;
+      }
+    }
+    throw new AssertionError("no group " + name + " in " + j.get("groups"));
+  }
+
+  @Test
+  void summaryAgreesWithTheRecordingAndTheWorkload() throws Exception {
+    Cli text = gmp4j("trace", "summary", rec.toString());
+    assertEquals(0, text.exit(), text.toString());
+    System.out.println("TraceToolIT: gmp4j trace summary\n" + text.out());
+    Cli js = gmp4j("trace", "summary", rec.toString(), "--json");
+    assertEquals(0, js.exit(), js.toString());
+    JsonNode j = new ObjectMapper().readTree(js.out());
+    try {
+      List<RecordedEvent> runs = of("gmp4j.GoRun");
+      assertEquals(runs.size(), j.get("runs").asLong());
+      long exec = runs.stream().mapToLong(e -> e.getDuration().toNanos()).sum();
+      long groupExec = 0;
+      long groupSyscall = 0;
+      for (JsonNode g : j.get("groups")) {
+        groupExec += g.get("execNs").get("sum").asLong();
+        groupSyscall += g.get("syscallNs").get("sum").asLong();
+      }
+      assertEquals(exec, groupExec, "run time over the groups vs the GoRun durations");
+      assertEquals(of("gmp4j.GoSyscall").stream().mapToLong(e -> e.getDuration().toNanos())
+          .sum(), groupSyscall, "syscall time over the groups vs the GoSyscall durations");
+      assertEquals(of("gmp4j.ProcHandoff").size(), j.get("events").get("handoffs").asLong());
+      assertEquals(of("gmp4j.RunqSteal").size(), j.get("events").get("steals").asLong());
+      assertEquals(of("gmp4j.PreemptRequest").size(),
+          j.get("events").get("preemptionRequests").asLong());
+      assertEquals(2, j.get("events").get("gomaxprocsChanges").asInt());
+      assertEquals(runs.stream().mapToLong(e -> e.getDuration("schedLatency").toNanos()).max()
+          .orElseThrow(), j.get("schedLatency").get("allNs").get("max").asLong());
+      // the workload: the 150 ms hog is the top runner; the file reads are syscall time; the
+      // FIFO reads block 30 ms, lose their P, and show as syscall time after the hand-off
+      assertEquals("hog", j.get("topRunners").get(0).get("group").asText());
+      assertTrue(j.get("topRunners").get(0).get("execNs").asLong() >= 100_000_000L);
+      assertTrue(text.out().lines().anyMatch(l -> l.matches("  G\\d+ +hog +run .*")));
+      JsonNode readers = group(j, "readerN");
+      assertEquals(4, readers.get("goroutines").asInt());
+      assertTrue(readers.get("syscallNs").get("sum").asLong() > 0, readers.toString());
+      assertTrue(readers.get("syscallNs").get("count").asLong() == 4, readers.toString());
+      JsonNode fifo = group(j, "fifoN");
+      assertTrue(fifo.get("syscallNs").get("sum").asLong() >= 3 * 10_000_000L, fifo.toString());
+      assertTrue(fifo.get("syscallBlockedNs").asLong() > 0, fifo.toString());
+      assertTrue(group(j, "pingN").get("blockNsByReason").size() >= 1);
+      assertTrue(group(j, "ticker").get("blockNsByReason").has("sleep"));
+      // the sorter ignored preemption in Arrays.sort, and the summary names its frames
+      boolean sorter = false;
+      for (JsonNode i : j.get("ignoredPreemption")) {
+        sorter |= i.get("group").asText().equals("sorter")
+            && i.get("frames").toString().contains("java.util.");
+      }
+      assertTrue(sorter, j.get("ignoredPreemption").toString());
+      assertEquals(2, j.get("procs").size());
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "\n" + text.out(), e);
+    }
+  }
+
+  @Test
+  void checkPassesAboveTheMeasuredValuesAndFailsBelowNamingTheLimit() throws Exception {
+    JsonNode j = new ObjectMapper().readTree(gmp4j("trace", "summary", rec.toString(),
+        "--json").out());
+    long p99 = j.get("schedLatency").get("allNs").get("p99").asLong();
+    long handoffs = j.get("events").get("handoffs").asLong();
+    double steal = j.get("events").get("stealRatioPercent").asDouble();
+    long ignored = j.get("events").get("preemptionsIgnored").asLong();
+    assertTrue(handoffs >= 2 && ignored >= 1 && steal > 0, j.get("events").toString());
+    Cli ok = gmp4j("trace", "check", rec.toString(),
+        "--max-sched-latency", "p99=" + (p99 / 1000 + 1) + "us",
+        "--max-steal-ratio", (Math.ceil(steal) + 1) + "%",
+        "--max-handoffs", Long.toString(handoffs),
+        "--max-preemptions-ignored", Long.toString(ignored), "--min-schedulings", "1000");
+    System.out.println("TraceToolIT: gmp4j trace check (pass)\n" + ok.out());
+    assertEquals(0, ok.exit(), ok.toString());
+    assertEquals("", ok.err(), ok.toString());
+    Cli bad = gmp4j("trace", "check", rec.toString(), "--max-handoffs", "0",
+        "--max-sched-latency", "p99=" + (p99 / 1000 - 1) + "us",
+        "--max-steal-ratio", (Math.floor(steal * 100) / 200) + "%");
+    System.out.println("TraceToolIT: gmp4j trace check (fail)\n" + bad.out() + bad.err());
+    assertEquals(1, bad.exit(), bad.toString());
+    List<String> lines = bad.err().lines().toList();
+    assertEquals(4, lines.size(), bad.toString());
+    assertEquals("gmp4j: trace check: limit broken: --max-handoffs 0, measured " + handoffs,
+        lines.get(0));
+    assertTrue(lines.get(1).startsWith("gmp4j: trace check: limit broken: --max-sched-latency"
+        + " p99=" + (p99 / 1000 - 1) + "us, measured "), lines.get(1));
+    assertTrue(lines.get(2).startsWith("gmp4j: trace check: limit broken: --max-steal-ratio"),
+        lines.get(2));
+    assertTrue(lines.get(3).startsWith("gmp4j: trace check: 3 of 3 limits broken"));
+  }
+
+  @Test
+  void perfettoTraceParsesAndFollowsTheFormat() throws Exception {
+    Path out = dir.resolve("trace.json");
+    Cli c = gmp4j("trace", "perfetto", rec.toString(), "-o", out.toString());
+    assertEquals(0, c.exit(), c.toString());
+    JsonNode t = new ObjectMapper().readTree(out.toFile());
+    Set<Integer> lanes = new TreeSet<>();
+    Set<Integer> ps = new TreeSet<>();
+    for (RecordedEvent e : of("gmp4j.GoRun")) {
+      ps.add(e.getInt("p"));
+    }
+    Map<Integer, List<double[]>> slices = new HashMap<>();
+    long runs = 0;
+    for (JsonNode e : t.get("traceEvents")) {
+      String ph = e.get("ph").asText();
+      if (ph.equals("M") && e.get("name").asText().equals("thread_name")) {
+        assertTrue(lanes.add(e.get("tid").asInt()), e.toString());
+        assertEquals("Proc " + e.get("tid").asInt(), e.get("args").get("name").asText());
+      }
+      if (ph.equals("X")) {
+        for (String f : List.of("ts", "dur", "pid", "tid")) {
+          assertTrue(e.has(f) && e.get(f).isNumber(), "X without " + f + ": " + e);
+        }
+        assertEquals(0, e.get("pid").asInt(), e.toString());
+        slices.computeIfAbsent(e.get("tid").asInt(), k -> new ArrayList<>()).add(new double[] {
+            e.get("ts").asDouble(), e.get("ts").asDouble() + e.get("dur").asDouble()});
+        runs += e.get("cat").asText().equals("run") ? 1 : 0;
+      }
+    }
+    assertEquals(ps, lanes, "one lane per P");
+    assertEquals(slices.keySet(), lanes, "slices only on P lanes");
+    assertEquals(of("gmp4j.GoRun").size(), runs, "a slice per GoRun");
+    for (var lane : slices.entrySet()) {
+      List<double[]> s = lane.getValue();
+      s.sort(Comparator.comparingDouble((double[] a) -> a[0]).thenComparing(a -> -a[1]));
+      List<double[]> open = new ArrayList<>();
+      for (double[] x : s) {
+        while (!open.isEmpty() && open.get(open.size() - 1)[1] <= x[0]) {
+          open.remove(open.size() - 1);
+        }
+        if (!open.isEmpty() && x[1] > open.get(open.size() - 1)[1]) {
+          fail("Proc " + lane.getKey() + ": [" + x[0] + ", " + x[1] + "] partly overlaps ["
+              + open.get(open.size() - 1)[0] + ", " + open.get(open.size() - 1)[1] + "]");
+        }
+        open.add(x);
+      }
+    }
+    System.out.println("TraceToolIT: perfetto " + c.out().strip() + ", " + runs + " runs on "
+        + lanes.size() + " lanes");
+  }
+
+  @Test
+  void badFilesGetOneLineAndExit2() throws Exception {
+    Path bad = Files.createDirectory(dir.resolve("bad"));
+    Path empty = Files.write(bad.resolve("empty.jfr"), new byte[0]);
+    Path text = Files.writeString(bad.resolve("text.jfr"), "this is not a recording\n");
+    byte[] all = Files.readAllBytes(rec);
+    Path cut = Files.write(bad.resolve("cut.jfr"), Arrays.copyOf(all, all.length - 1000));
+    Path plain = bad.resolve("plain.jfr");
+    try (Recording r = new Recording()) {
+      r.enable("jdk.CPULoad").withPeriod(Duration.ofMillis(20));
+      r.start();
+      Thread.sleep(100);
+      r.stop();
+      r.dump(plain);
+    }
+    Map<Path, String> expect = Map.of(empty, "empty file", text, "not a JFR recording",
+        cut, "truncated JFR recording", plain, "a JFR recording with no gmp4j events");
+    for (var e : expect.entrySet()) {
+      Cli c = gmp4j("trace", "summary", e.getKey().toString());
+      assertEquals(2, c.exit(), c.toString());
+      assertEquals(1, c.err().lines().count(), c.toString());
+      assertTrue(c.err().startsWith("gmp4j: " + e.getKey() + ": " + e.getValue()), c.toString());
+      assertEquals("", c.out(), c.toString());
+      System.out.println("TraceToolIT: " + c.err().strip());
+    }
+  }
+}
