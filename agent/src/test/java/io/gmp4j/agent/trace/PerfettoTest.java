@@ -20,7 +20,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -36,14 +35,7 @@ class PerfettoTest {
 
   @BeforeAll
   static void record() throws Exception {
-    fixture = TraceFixture.record();
-  }
-
-  @AfterAll
-  static void cleanUp() throws Exception {
-    if (fixture != null) {
-      fixture.close();
-    }
+    fixture = TraceFixture.shared();
   }
 
   @Test
@@ -116,7 +108,7 @@ class PerfettoTest {
   static Map<String, Long> check(JsonNode trace) {
     assertEquals("ns", trace.get("displayTimeUnit").asText());
     Map<String, Long> counts = new TreeMap<>();
-    Map<String, List<double[]>> byLane = new HashMap<>();
+    Map<String, List<long[]>> byLane = new HashMap<>();
     Map<Long, String> flows = new HashMap<>();
     Set<Long> ended = new HashSet<>();
     for (JsonNode e : trace.get("traceEvents")) {
@@ -130,8 +122,8 @@ class PerfettoTest {
           assertTrue(e.get("dur").asDouble() >= 0, e.toString());
           counts.merge(e.get("cat").asText(), 1L, Long::sum);
           byLane.computeIfAbsent(e.get("pid").asInt() + "/" + e.get("tid").asInt(),
-              k -> new ArrayList<>()).add(new double[] {e.get("ts").asDouble(),
-                  e.get("ts").asDouble() + e.get("dur").asDouble()});
+              k -> new ArrayList<>()).add(new long[] {ns(e.get("ts")),
+                  ns(e.get("ts")) + ns(e.get("dur"))});
         }
         case "i" -> {
           assertTrue(e.hasNonNull("ts") && e.hasNonNull("pid") && e.hasNonNull("s"),
@@ -162,12 +154,12 @@ class PerfettoTest {
       }
     }
     for (var lane : byLane.entrySet()) {
-      List<double[]> s = lane.getValue();
-      s.sort(Comparator.comparingDouble((double[] a) -> a[0])
-          .thenComparing((double[] a) -> -a[1]));
+      List<long[]> s = lane.getValue();
+      s.sort(Comparator.comparingLong((long[] a) -> a[0])
+          .thenComparingLong((long[] a) -> -a[1]));
       // a stack of open slices: each next slice must end inside the innermost open one
-      List<double[]> open = new ArrayList<>();
-      for (double[] x : s) {
+      List<long[]> open = new ArrayList<>();
+      for (long[] x : s) {
         while (!open.isEmpty() && open.get(open.size() - 1)[1] <= x[0]) {
           open.remove(open.size() - 1);
         }
@@ -179,5 +171,10 @@ class PerfettoTest {
       }
     }
     return counts;
+  }
+
+  /** A trace-event time (us, 3 decimals) in whole ns, as Perfetto's importer takes it. */
+  private static long ns(JsonNode us) {
+    return Math.round(us.asDouble() * 1000);
   }
 }

@@ -17,7 +17,6 @@ import java.util.List;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -34,15 +33,8 @@ class TraceCommandTest {
 
   @BeforeAll
   static void record() throws Exception {
-    fixture = TraceFixture.record();
+    fixture = TraceFixture.shared();
     events = RecordingFile.readAllEvents(fixture.rec);
-  }
-
-  @AfterAll
-  static void cleanUp() throws Exception {
-    if (fixture != null) {
-      fixture.close();
-    }
   }
 
   /** What a verb printed and returned. */
@@ -268,6 +260,28 @@ class TraceCommandTest {
       err.reset();
       new TraceReader(e, TraceReader.PROGRESS_BYTES).read(fixture.rec);
       assertEquals("", err.toString(StandardCharsets.UTF_8));
+    }
+  }
+
+  @Test
+  void htmlIsOneSelfContainedPageWithALanePerPAndARectPerRun() throws Exception {
+    Path out = fixture.dir.resolve("report.html");
+    Run r = trace("html", fixture.rec.toString(), "-o", out.toString());
+    assertEquals(0, r.exit(), r.toString());
+    String page = Files.readString(out);
+    assertTrue(page.contains("default-src 'none'"), "the CSP that forbids every request");
+    for (String ref : List.of("src=", "href=", "url(", "@import", "http://", "https://")) {
+      assertTrue(!page.contains(ref), "refers outside the page: " + ref);
+    }
+    assertEquals(2, page.split("<g class=\"lane\"", -1).length - 1, "one lane per P");
+    assertTrue(page.contains("<g class=\"lane\" data-p=\"0\">")
+        && page.contains("<g class=\"lane\" data-p=\"1\">"));
+    assertEquals(of("gmp4j.GoRun").size(), page.split("<rect class=\"run\"", -1).length - 1);
+    assertEquals(of("gmp4j.ProcHandoff").size(),
+        page.split("<rect class=\"handoff\"", -1).length - 1);
+    for (String s : List.of("id=\"hist\"", "id=\"groups\"", "id=\"handoffs\"", "hog",
+        "syscallN", "SmallWorkload.spinFor")) {
+      assertTrue(page.contains(s), s + " missing from the page");
     }
   }
 }

@@ -15,9 +15,28 @@ import java.util.stream.Stream;
 /**
  * The trace tests' recording: {@link SmallWorkload} in a child JVM on the runtime from the
  * class path, recorded with gmp4j-detail.jfc as the build wrote it (target/classes). One per
- * test class, in a temporary folder that {@link #close} deletes.
+ * test JVM ({@link #shared}), shared by the trace test classes, in a temporary folder deleted
+ * when the JVM exits.
  */
-final class TraceFixture implements AutoCloseable {
+final class TraceFixture {
+  private static TraceFixture shared;
+
+  /** The recording of this JVM, made on first use. */
+  static synchronized TraceFixture shared() throws IOException, InterruptedException {
+    if (shared == null) {
+      TraceFixture f = record();
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        try {
+          deleteTree(f.dir);
+        } catch (IOException e) {
+          System.err.println("TraceFixture: could not delete " + f.dir + ": " + e);
+        }
+      }));
+      shared = f;
+    }
+    return shared;
+  }
+
   final Path dir;
   final Path rec;
 
@@ -26,7 +45,7 @@ final class TraceFixture implements AutoCloseable {
     this.rec = rec;
   }
 
-  static TraceFixture record() throws IOException, InterruptedException {
+  private static TraceFixture record() throws IOException, InterruptedException {
     Path dir = Files.createTempDirectory("gmp4j-trace-test-");
     Path rec = dir.resolve("small.jfr");
     Path jfc = Path.of("target/classes/gmp4j-detail.jfc").toAbsolutePath();
@@ -63,11 +82,6 @@ final class TraceFixture implements AutoCloseable {
           + text);
     }
     return new TraceFixture(dir, rec);
-  }
-
-  @Override
-  public void close() throws IOException {
-    deleteTree(dir);
   }
 
   static void deleteTree(Path root) throws IOException {
