@@ -73,10 +73,18 @@ final class TraceData {
   /** Event type names of the file, gmp4j's and others', with their counts. */
   final Map<String, Long> counts = new TreeMap<>();
 
-  /** The first and last time of any event of the file (its window), in ns since the epoch. */
+  /**
+   * The first and last time of gmp4j's events of the file, less SchedStats (see the reader):
+   * the window, in ns since the epoch.
+   */
   long first = Long.MAX_VALUE;
 
   long last = Long.MIN_VALUE;
+
+  /** The same for SchedStats alone, the window of a recording that holds nothing else. */
+  long firstStats = Long.MAX_VALUE;
+
+  long lastStats = Long.MIN_VALUE;
 
   /** The names of the goroutines, by goid, from their GoCreate. */
   private final Map<Long, Create> created = new HashMap<>();
@@ -129,7 +137,8 @@ final class TraceData {
    * The group a goroutine belongs to, as {@code go tool trace} groups by start function: its
    * thread's name with digit runs folded to {@code N} ("reader3" and "reader0" are both
    * "readerN"), else the site that started it (GoCreate's stack, when the settings record it),
-   * else "(unnamed)"; "(before the recording)" when its GoCreate is not in the file.
+   * else the group of the goroutine that started it ("(unnamed, by spawner)"), else
+   * "(unnamed)"; "(before the recording)" when its GoCreate is not in the file.
    */
   String group(long goid) {
     Create c = created.get(goid);
@@ -139,7 +148,12 @@ final class TraceData {
     if (!c.name().isEmpty()) {
       return c.name().replaceAll("[0-9]+", "N");
     }
-    return c.site().isEmpty() ? "(unnamed)" : "started at " + c.site();
+    if (!c.site().isEmpty()) {
+      return "started at " + c.site();
+    }
+    Create parent = created.get(c.parent());
+    return parent != null && !parent.name().isEmpty()
+        ? "(unnamed, by " + parent.name().replaceAll("[0-9]+", "N") + ")" : "(unnamed)";
   }
 
   /** The goroutine's own thread name, or "" when unknown. */

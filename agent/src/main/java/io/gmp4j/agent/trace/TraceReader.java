@@ -29,9 +29,10 @@ import jdk.jfr.consumer.RecordingFile;
  * (the JDK's parser reads past the end of the file), or a recording without gmp4j events.
  *
  * <p>Progress: from {@link #PROGRESS_BYTES} on, a line on stderr about every second, with the
- * events read so far and the time into the recording that they reached. RecordingFile does not
- * say where in the file it is, and chunks hold events in commit order, so the time reached is
- * a fair measure of the share done for a recording that ran at a steady rate, not an exact one.
+ * events read so far and the share of the recording's time (from its chunk headers) that they
+ * reached. RecordingFile does not say where in the file it is, and chunks hold events in commit
+ * order, so the time reached is a fair measure of the share done for a recording that ran at a
+ * steady rate, not an exact one.
  */
 final class TraceReader {
   /** Files of this size and more show progress (the 100 MB). */
@@ -55,12 +56,14 @@ final class TraceReader {
 
   /** Reads {@code file}; throws BadFile for a file it cannot use. Any thread. */
   TraceData read(Path file) throws BadFile {
-    long size = checkFile(file);
+    Shape shape = checkFile(file);
+    long size = shape.size();
     TraceData d = new TraceData();
     boolean report = size >= progressBytes;
     long startNanos = System.nanoTime();
     long nextReport = startNanos + 1_000_000_000L;
     long n = 0;
+    long latest = Long.MIN_VALUE;
     Map<Long, String> typeNames = new HashMap<>();
     try (RecordingFile rf = new RecordingFile(file)) {
       for (EventType t : rf.readEventTypes()) {
@@ -76,10 +79,15 @@ final class TraceReader {
         RecordedEvent e = rf.readEvent();
         add(d, e, typeNames);
         n++;
+        latest = Math.max(latest, ns(e.getEndTime()));
         if (report && (n & 4095) == 0 && System.nanoTime() - nextReport > 0) {
           nextReport = System.nanoTime() + 1_000_000_000L;
-          progress.printf("gmp4j: reading %s (%d MB): %,d events, %.1f s of the recording%n",
-              file, size / 1_000_000, n, (d.last - d.first) / 1e9);
+          // the latest event time read, as a share of the time the chunks cover
+          double share = shape.endNanos() > shape.startNanos()
+              ? 100.0 * (latest - shape.startNanos()) / (shape.endNanos() - shape.startNanos())
+              : 0;
+          progress.printf("gmp4j: reading %s (%d MB): %,d events, about %.0f%% of the"
+              + " recording's time%n", file, size / 1_000_000, n, Math.min(100, share));
         }
       }
     } catch (EOFException e) {
@@ -98,11 +106,18 @@ final class TraceReader {
       throw new BadFile(file, "a JFR recording with no gmp4j events (" + n + " other events);"
           + " record with -javaagent:gmp4j-agent.jar=jfr=<file>,jfr.settings=detail");
     }
+    if (d.first == Long.MAX_VALUE) {
+      d.first = d.firstStats; // only SchedStats: their window
+      d.last = d.lastStats;
+    }
     d.seal();
     return d;
   }
 
-  private static long checkFile(Path file) throws BadFile {
+  /** The file's size and the time its chunks cover, from their headers. */
+  private record Shape(long size, long startNanos, long endNanos) {}
+
+  private static Shape checkFile(Path file) throws BadFile {
     long size;
     try {
       size = Files.size(file);
@@ -122,9 +137,11 @@ final class TraceReader {
     // such, and a file cut short as truncated, which the JDK's parser reports only as whatever
     // read it could not finish ("String size 26 exceeds available data").
     try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file)) {
-      java.nio.ByteBuffer h = java.nio.ByteBuffer.allocate(16);
+      java.nio.ByteBuffer h = java.nio.ByteBuffer.allocate(48);
       long pos = 0;
       int chunks = 0;
+      long from = Long.MAX_VALUE;
+      long to = Long.MIN_VALUE;
       while (pos < size) {
         h.clear();
         int got = ch.read(h, pos);
@@ -150,13 +167,18 @@ final class TraceReader {
           throw new BadFile(file, "truncated JFR recording (chunk " + (chunks + 1) + " needs "
               + (pos + chunkSize) + " bytes, the file has " + size + ")");
         }
+        if (got >= 48) {
+          // chunk start (ns since the epoch) at 32 and its duration at 40
+          from = Math.min(from, h.getLong(32));
+          to = Math.max(to, h.getLong(32) + h.getLong(40));
+        }
         pos += chunkSize;
         chunks++;
       }
+      return new Shape(size, from, to);
     } catch (IOException e) {
       throw new BadFile(file, "cannot read it (" + e.getMessage() + ")");
     }
-    return size;
   }
 
   private static long ns(Instant t) {
@@ -168,12 +190,16 @@ final class TraceReader {
     d.counts.merge(type, 1L, Long::sum);
     long start = ns(e.getStartTime());
     long end = ns(e.getEndTime());
-    if (type.startsWith("gmp4j.")) {
-      // the window is that of gmp4j's events: the JDK's start with the recording, gmp4j's
-      // within a sysmon second or two of it (see 'Tracing' in the runtime's Trace), and a P
-      // that went idle before then has no ProcIdle to show it
+    if (type.startsWith("gmp4j.") && !type.equals("gmp4j.SchedStats")) {
+      // the window is that of gmp4j's transitions: the JDK's events, and the periodic
+      // SchedStats, start with the recording, gmp4j's others within a sysmon second or two of
+      // it (see 'Tracing' in the runtime's Trace), and a P that went idle before then has no
+      // ProcIdle to show it
       d.first = Math.min(d.first, start);
       d.last = Math.max(d.last, end);
+    } else if (type.equals("gmp4j.SchedStats")) {
+      d.firstStats = Math.min(d.firstStats, start);
+      d.lastStats = Math.max(d.lastStats, end);
     }
     switch (type) {
       case "jdk.ActiveSetting" -> activeSetting(d, e, typeNames);
