@@ -86,8 +86,8 @@ final class SummaryFormat {
     }
     out.println("  worst waits:");
     for (Analysis.Latency w : a.worst(5)) {
-      out.printf("    %9s  G%d (%s) on P%d at +%s, %s%n", dur(w.latency()), w.goid(),
-          a.goroutines.get(w.goid()).group, w.p(), dur(w.at() - d.first), w.source());
+      out.printf("    %9s  G%d %s on P%d at +%s, %s%n", dur(w.latency()), w.goid(),
+          paren(a.goroutines.get(w.goid()).group), w.p(), dur(w.at() - d.first), w.source());
     }
 
     out.println();
@@ -116,7 +116,7 @@ final class SummaryFormat {
     } else {
       out.println("Goroutines that ignored preemption (sysmon handed their P off)");
       for (Analysis.Ignored i : a.ignored) {
-        out.printf("  G%d (%s) %s x%d%n", i.goid(), i.group(), i.reason(), i.times());
+        out.printf("  G%d %s %s x%d%n", i.goid(), paren(i.group()), i.reason(), i.times());
         for (String f : frames(i.frames())) {
           out.println("      " + f);
         }
@@ -139,6 +139,11 @@ final class SummaryFormat {
       return List.of();
     }
     return List.of(frames.split(" <- ")).stream().limit(6).toList();
+  }
+
+  /** A group name in parentheses, unless it has its own: "(hog)", "(unnamed, by spawner)". */
+  private static String paren(String group) {
+    return group.startsWith("(") ? group : "(" + group + ")";
   }
 
   private static String cut(String s, int n) {
