@@ -8,7 +8,7 @@ import java.util.concurrent.SynchronousQueue;
 /**
  * A small program on gmp4j (no agent: the runtime from the class path, {@code java.lang}
  * opened) for the trace tests' own recording, made by {@link TraceFixture}: a CPU hog of about
- * 120 ms beside a ticker (so the hog, with no polls without the agent, loses its P to sysmon), a
+ * 300 ms beside a ticker (so the hog, with no polls without the agent, loses its P to sysmon), a
  * ping-pong pair, sleepers, blocking calls marked as syscalls (40 ms each, so sysmon hands
  * their P off), spawns, and GOMAXPROCS 2 to 1 and back.
  */
@@ -53,7 +53,7 @@ public final class SmallWorkload {
       all.add(Gmp.ofVirtual().start(() -> sink += spinFor(0)));
     }
     join(all);
-    Thread hog = Gmp.ofVirtual().name("hog").start(() -> sink += spinFor(120));
+    Thread hog = Gmp.ofVirtual().name("hog").start(() -> sink += spinFor(300));
     hog.join();
     Gmp.ofVirtual().start(() -> Gmp.gomaxprocs(1)).join();
     Thread sleeper = Gmp.ofVirtual().name("sleeper").start(() -> {

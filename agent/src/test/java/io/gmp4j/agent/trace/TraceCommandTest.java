@@ -78,7 +78,7 @@ class TraceCommandTest {
     }
     assertEquals(exec, execGroups, "run time over the groups vs the GoRun durations");
     assertEquals(runs.size(), groupRuns, "runs over the groups");
-    // the hog ran the most, with about its 120 ms: without polls (no agent here) it loses its
+    // the hog ran the most, with about its 300 ms: without polls (no agent here) it loses its
     // P after a slice or two and runs on off-P
     JsonNode top = null;
     for (JsonNode g : j.get("topRunners")) {
@@ -87,7 +87,7 @@ class TraceCommandTest {
       }
     }
     assertEquals("hog", top.get("group").asText(), r.out());
-    assertTrue(ran(top) >= 100_000_000L, r.out());
+    assertTrue(ran(top) >= 200_000_000L, r.out());
     assertTrue(top.get("offPNs").asLong() > 0, r.out());
     // the marked calls show as syscall time, most of their 40 ms each, and lose their P
     JsonNode sys = group(j, "syscallN");
