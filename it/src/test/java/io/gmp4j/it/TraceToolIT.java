@@ -51,6 +51,17 @@ class TraceToolIT {
   private static Path dir;
   private static Path rec;
   private static List<RecordedEvent> events;
+  private static JsonNode summaryJson;
+
+  /** {@code trace summary --json} of the recording, run once for the tests that need it. */
+  private static synchronized JsonNode summaryJson() throws Exception {
+    if (summaryJson == null) {
+      Cli js = gmp4j("trace", "summary", rec.toString(), "--json");
+      assertEquals(0, js.exit(), js.toString());
+      summaryJson = new ObjectMapper().readTree(js.out());
+    }
+    return summaryJson;
+  }
 
   @BeforeAll
   static void record() throws Exception {
@@ -131,9 +142,7 @@ class TraceToolIT {
     Cli text = gmp4j("trace", "summary", rec.toString());
     assertEquals(0, text.exit(), text.toString());
     System.out.println("TraceToolIT: gmp4j trace summary\n" + text.out());
-    Cli js = gmp4j("trace", "summary", rec.toString(), "--json");
-    assertEquals(0, js.exit(), js.toString());
-    JsonNode j = new ObjectMapper().readTree(js.out());
+    JsonNode j = summaryJson();
     try {
       List<RecordedEvent> runs = of("gmp4j.GoRun");
       assertEquals(runs.size(), j.get("runs").asLong());
@@ -183,8 +192,7 @@ class TraceToolIT {
 
   @Test
   void checkPassesAboveTheMeasuredValuesAndFailsBelowNamingTheLimit() throws Exception {
-    JsonNode j = new ObjectMapper().readTree(gmp4j("trace", "summary", rec.toString(),
-        "--json").out());
+    JsonNode j = summaryJson();
     long p99 = j.get("schedLatency").get("allNs").get("p99").asLong();
     long handoffs = j.get("events").get("handoffs").asLong();
     double steal = j.get("events").get("stealRatioPercent").asDouble();
