@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import example.apps.JfrWorkload;
@@ -227,7 +229,26 @@ class TraceToolIT {
     Path out = dir.resolve("trace.json");
     Cli c = gmp4j("trace", "perfetto", rec.toString(), "-o", out.toString());
     assertEquals(0, c.exit(), c.toString());
-    JsonNode t = new ObjectMapper().readTree(out.toFile());
+    // streamed, one event at a time: the whole 19 MB as one tree takes seconds to build
+    ObjectMapper mapper = new ObjectMapper();
+    List<JsonNode> traceEvents = new ArrayList<>();
+    boolean displayNs = false;
+    try (JsonParser p = mapper.createParser(out.toFile())) {
+      assertEquals(JsonToken.START_OBJECT, p.nextToken());
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String field = p.currentName();
+        p.nextToken();
+        if (field.equals("traceEvents")) {
+          while (p.nextToken() == JsonToken.START_OBJECT) {
+            traceEvents.add(mapper.readTree(p));
+          }
+        } else {
+          displayNs |= field.equals("displayTimeUnit") && p.getText().equals("ns");
+          p.skipChildren();
+        }
+      }
+    }
+    assertTrue(displayNs, "displayTimeUnit ns");
     Set<Integer> lanes = new TreeSet<>();
     Set<Integer> ps = new TreeSet<>();
     for (RecordedEvent e : of("gmp4j.GoRun")) {
@@ -235,7 +256,7 @@ class TraceToolIT {
     }
     Map<Integer, List<long[]>> slices = new HashMap<>();
     long runs = 0;
-    for (JsonNode e : t.get("traceEvents")) {
+    for (JsonNode e : traceEvents) {
       String ph = e.get("ph").asText();
       if (ph.equals("M") && e.get("name").asText().equals("thread_name")) {
         assertTrue(lanes.add(e.get("tid").asInt()), e.toString());
