@@ -86,6 +86,13 @@ public final class TraceCommand {
     } catch (IOException e) {
       err.println("gmp4j: trace " + sub + ": " + e);
       return 2;
+    } catch (OutOfMemoryError e) {
+      // every gmp4j event of the file is held at once (see TraceData): about 1.5 GB of heap
+      // for a 100 MB recording
+      err.println("gmp4j: " + file + ": too large for this JVM's heap ("
+          + Runtime.getRuntime().maxMemory() / (1 << 20) + " MB); give it more, e.g."
+          + " JAVA_TOOL_OPTIONS=-Xmx4g gmp4j trace " + sub + " ...");
+      return 2;
     }
   }
 
