@@ -30,7 +30,10 @@ import jdk.jfr.StackTrace;
  * the second, while no goroutine runs, and prints each counter's change as {@code
  * delta.<metric>=N}, plus {@code gomaxprocs_start=} and {@code OK} at the end.
  *
- * <p>Usage: {@code JfrWorkload <temp dir>} (the test's own, which it deletes).
+ * <p>Usage: {@code JfrWorkload <temp dir> [hog ms]} (the test's own dir, which it deletes; the
+ * hog spins 150 ms unless told: TraceToolIT makes it 1000, so that the hog stays the top runner on
+ * a loaded machine, where the OS may keep a carrier off the CPU for half a second in the
+ * middle of a short run: seen at load 14 on 2 cores, a file reader's run of 614 ms).
  */
 public final class JfrWorkload {
   @Name("example.Mark")
@@ -99,7 +102,8 @@ public final class JfrWorkload {
 
     // A CPU hog with polls beside a ticker: sysmon asks it to yield every time slice.
     Thread ticker = Thread.ofVirtual().name("ticker").start(JfrWorkload::tick);
-    Thread hog = Thread.ofVirtual().name("hog").start(() -> sink += spinFor(150));
+    long hogMillis = args.length > 1 ? Long.parseLong(args[1]) : 150;
+    Thread hog = Thread.ofVirtual().name("hog").start(() -> sink += spinFor(hogMillis));
     hog.join();
 
     // Blocking reads of a file, 1 MiB at a time (the agent marks FileInputStream.read).

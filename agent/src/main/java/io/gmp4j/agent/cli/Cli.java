@@ -15,6 +15,7 @@ import java.util.List;
 public final class Cli {
   /** Every verb, in the order {@code --help} lists them. */
   static final List<Verb> VERBS = List.of(new VersionVerb(),
+      new TraceVerb(),
       new AttachVerb(),
       new ListVerb(),
       new TopVerb());
