@@ -157,7 +157,8 @@ final class ChildJvm {
     }
   }
 
-  private static Thread drain(InputStream in, ByteArrayOutputStream sink) {
+  /** Copies {@code in} into {@code sink} on a daemon thread until the child closes it. */
+  static Thread drain(InputStream in, ByteArrayOutputStream sink) {
     return Thread.ofPlatform().daemon().start(() -> {
       byte[] buf = new byte[8192];
       try (in) {

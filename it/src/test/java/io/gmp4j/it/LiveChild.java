@@ -25,8 +25,8 @@ final class LiveChild implements AutoCloseable {
 
   private LiveChild(Process p) {
     this.process = p;
-    drain(p.getInputStream(), out);
-    drain(p.getErrorStream(), err);
+    ChildJvm.drain(p.getInputStream(), out);
+    ChildJvm.drain(p.getErrorStream(), err);
   }
 
   /** Starts {@code cmd} (the whole command line) with GOMAXPROCS and GMPDEBUG cleared. */
@@ -156,20 +156,5 @@ final class LiveChild implements AutoCloseable {
   static Path agentJar() {
     ChildJvm.javaagent(""); // fails with the build hint when the jar is missing
     return ChildJvm.AGENT;
-  }
-
-  private static void drain(InputStream in, ByteArrayOutputStream sink) {
-    Thread.ofPlatform().daemon().start(() -> {
-      byte[] buf = new byte[8192];
-      try (in) {
-        for (int n; (n = in.read(buf)) > 0; ) {
-          synchronized (sink) {
-            sink.write(buf, 0, n);
-          }
-        }
-      } catch (IOException ignored) {
-        // the child died; what we have is what it said
-      }
-    });
   }
 }
