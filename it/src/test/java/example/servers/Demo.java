@@ -113,7 +113,7 @@ public final class Demo {
     }
     System.out.println("one schedtrace line from the gmp4j run (GODEBUG=schedtrace in Go):");
     System.out.println("  " + line);
-    System.out.println("  (SCHED <n>ms counts from the first schedtrace of that JVM)");
+    System.out.println("  (SCHED <n>ms: milliseconds since the scheduler started in that JVM)");
     Map<String, String> f = new HashMap<>();
     for (Matcher m = FIELD.matcher(line); m.find(); ) {
       f.put(m.group(1), m.group(2));

@@ -256,6 +256,12 @@ public final class Sched {
    */
   private Sysmon sysmon;
 
+  /**
+   * Go's runtimeInitTime: when this scheduler was made (nanoTime), which schedtrace's {@code
+   * SCHED <n>ms} counts from. Final.
+   */
+  final long initTime = System.nanoTime();
+
   Sched(int nprocs) {
     lock.lock();
     try {

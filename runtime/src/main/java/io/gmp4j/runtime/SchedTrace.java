@@ -12,11 +12,11 @@ package io.gmp4j.runtime;
  * cover the live ones (a dead JVM virtual thread is not kept for reuse, so there is nothing to
  * print). Fields with no JVM counterpart print Go's value for "none": mallocing=0, gfreecnt=0,
  * timerslen=0 and so on. Go's lines are racy reads taken under sched.lock; so are ours, and a
- * trace never stops the world.
+ * trace never stops the world. {@code SCHED <n>ms} counts from the scheduler's start, as Go's
+ * counts from runtimeInitTime (up to issue 13 it counted from the first trace, so the first line
+ * of every JVM said 0ms).
  */
 final class SchedTrace {
-  private static final long START = System.nanoTime();
-
   private SchedTrace() {}
 
   /** Any thread. */
@@ -26,7 +26,7 @@ final class SchedTrace {
     sched.lock.lock();
     try {
       Processor[] allp = sched.allp;
-      sb.append("SCHED ").append((now - START) / 1_000_000).append("ms: gomaxprocs=")
+      sb.append("SCHED ").append((now - sched.initTime) / 1_000_000).append("ms: gomaxprocs=")
           .append(sched.gomaxprocs).append(" idleprocs=").append(sched.npidle)
           .append(" threads=").append(sched.mcount())
           .append(" spinningthreads=").append(sched.nmspinning.get())

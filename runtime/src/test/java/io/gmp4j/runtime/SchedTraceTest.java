@@ -23,6 +23,15 @@ class SchedTraceTest {
   }
 
   @Test
+  void schedMillisCountFromTheSchedulersStartNotTheFirstTrace() throws Exception {
+    Sched s = new Sched(1);
+    Thread.sleep(60);
+    java.util.regex.Matcher m = Pattern.compile("^SCHED (\\d+)ms: ").matcher(s.schedtrace(false));
+    assertTrue(m.find(), s.schedtrace(false));
+    assertTrue(Long.parseLong(m.group(1)) >= 60, s.schedtrace(false));
+  }
+
+  @Test
   void onePBrackets() {
     Sched s = new Sched(1);
     assertTrue(s.schedtrace(false).endsWith(" runqueue=0 [ 0 ] schedticks=[ 0 ]\n"));
