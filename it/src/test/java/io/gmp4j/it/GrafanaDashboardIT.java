@@ -4,20 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import example.apps.ExporterApp;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -50,39 +47,17 @@ class GrafanaDashboardIT {
     assertTrue(queries.size() >= 10, "queries: " + queries);
 
     int port = freePort();
-    List<String> cmd = List.of(ChildJvm.JAVA.toString(), "-Xverify:all",
-        ChildJvm.javaagent("exporter.port=" + port), "-cp", System.getProperty("java.class.path"),
-        ExporterApp.class.getName(), "5", "stdin");
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    StringBuilder output = new StringBuilder();
-    CompletableFuture<Void> ready = new CompletableFuture<>();
-    Thread.ofPlatform().daemon().start(() -> {
-      try (BufferedReader r = new BufferedReader(
-          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line; (line = r.readLine()) != null; ) {
-          synchronized (output) {
-            output.append(line).append('\n');
-          }
-          if (line.equals("ready")) {
-            ready.complete(null);
-          }
-        }
-      } catch (IOException ignored) {
-        // the child died
-      }
-      ready.complete(null);
-    });
     Scrape scrape;
-    try {
-      ready.get(60, TimeUnit.SECONDS);
+    int exit;
+    String output;
+    try (LiveChild child = LiveChild.java(List.of("-Xverify:all",
+        ChildJvm.javaagent("exporter.port=" + port)), Map.of(), ExporterApp.class, "5", "stdin")) {
+      child.awaitOut("ready"::equals, Duration.ofSeconds(60));
       Thread.sleep(500); // some scheduling events for the latency histogram
       scrape = Scrape.of("http://127.0.0.1:" + port + "/metrics");
-    } finally {
-      p.getOutputStream().close();
-      if (!p.waitFor(20, TimeUnit.SECONDS)) {
-        p.destroyForcibly();
-        p.waitFor(10, TimeUnit.SECONDS);
-      }
+      child.process.getOutputStream().close(); // ExporterApp ends at the end of its stdin
+      exit = child.waitFor(Duration.ofSeconds(20));
+      output = child.toString();
     }
     Set<String> served = scrape.names();
     Set<String> asked = new TreeSet<>();
@@ -103,7 +78,7 @@ class GrafanaDashboardIT {
         "gmp_sched_preemptions_handoffs_total", "gmp_sched_threads_live_threads")) {
       assertTrue(asked.contains(n), n + " has no panel: " + asked);
     }
-    assertEquals(0, p.exitValue(), output.toString());
+    assertEquals(0, exit, output);
   }
 
   /**
