@@ -122,7 +122,17 @@ final class Goroutine implements Executor {
    */
   boolean inNetpoll;
 
-  /** When the G last started waiting (Go's waitsince); written with waitReason. Racy. */
+  /** Links and stripe in {@link AllGs}: under the stripe's lock. */
+  Goroutine allPrev;
+
+  Goroutine allNext;
+
+  AllGs.Stripe allStripe;
+
+  /**
+   * When the G last started waiting (Go's waitsince), at Sched.coarseNow's resolution; written
+   * with waitReason. Racy.
+   */
   volatile long waitSince;
 
   /**

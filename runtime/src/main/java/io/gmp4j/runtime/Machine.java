@@ -358,7 +358,7 @@ final class Machine extends Thread {
       }
     } else if (gp.casFromRunning(ran, Goroutine.WAITING)) {
       gp.waitReason = WaitReasons.of(gp, js);
-      gp.waitSince = System.nanoTime();
+      gp.waitSince = sched.coarseNow;
       if (traceRun != null) {
         Trace.runEnd(this, traceYield < 0 ? Trace.END_BLOCK : traceYield, gp.waitReason);
       }
@@ -889,6 +889,7 @@ final class Machine extends Thread {
     p = pp;
     pp.m = this;
     pp.status = Processor.RUNNING;
+    sched.coarseNow = System.nanoTime(); // sysmon may have slept: see Sched.coarseNow
     // After the volatile npidle-- in pidleget (or the status write above), a volatile load of
     // sysmonwait: sysmon stores sysmonwait, then loads npidle. One of the two sees the other.
     sched.wakeSysmon();

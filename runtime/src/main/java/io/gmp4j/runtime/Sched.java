@@ -2,14 +2,11 @@ package io.gmp4j.runtime;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Go's scheduler state ({@code type schedt}, the global {@code sched}) and the operations that
@@ -125,7 +122,7 @@ public final class Sched {
 
   private static volatile Sched instance;
 
-  final ReentrantLock lock = new ReentrantLock();
+  final SchedLock lock = new SchedLock();
 
   /** Makes the Gs of threads built by {@link #newBuilder}; see 'Adoption'. */
   final Executor adopter = this::adopt;
@@ -208,8 +205,8 @@ public final class Sched {
   private final Semaphore worldsema = new Semaphore(1);
 
   // --- Gs ---
-  /** Live Gs (Go's allgs, without the dead). Any thread. */
-  final Set<Goroutine> allgs = ConcurrentHashMap.newKeySet();
+  /** Live Gs (Go's allgs, without the dead). Any thread; see {@link AllGs}. */
+  final AllGs allgs = new AllGs();
 
   /** Go's sched.ngsys: live system Gs (Goroutine.system), counted in allgs too. Any thread. */
   final AtomicInteger ngsys = new AtomicInteger();
@@ -261,6 +258,16 @@ public final class Sched {
    * SCHED <n>ms} counts from. Final.
    */
   final long initTime = System.nanoTime();
+
+  /**
+   * A nanoTime clock at sysmon's resolution, for stamps that need no better than 10 ms (a G's
+   * waitSince, written at every park, where a clock read would cost a tenth of the park). Go
+   * keeps waitsince as coarse: the GC stamps it at first sight. Written by sysmon every cycle
+   * (at most 10 ms apart while any P runs, since it sleeps only when every P is idle) and by
+   * Machine.acquireP (an M that starts running a P after sysmon's deep sleep); plain volatile
+   * reads by anyone.
+   */
+  volatile long coarseNow = initTime;
 
   Sched(int nprocs) {
     lock.lock();
@@ -436,7 +443,19 @@ public final class Sched {
     // Full fence: the work published just before must be visible before nmspinning is read
     // (the submitter's half of the 'Delicate dance').
     java.lang.invoke.VarHandle.fullFence();
-    if (nmspinning.get() != 0 || !nmspinning.compareAndSet(0, 1)) {
+    if (nmspinning.get() != 0) {
+      return;
+    }
+    // No idle P, and the next M to drop its P will spin anyway (needspinning): the locked path
+    // below could only find pidle empty and set needspinning again, so skip it. A gmp4j fast
+    // path (Go takes the lock; at 1 P, or with every P busy, that is half a ready's cost). Safe
+    // because needspinning is set only under sched.lock, which a dropping M holds from its
+    // needspinning check to its pidleput: reading needspinning == 1 happens after that set, so
+    // after any pidleput that the setter's lock saw, and the npidle load below sees it.
+    if (npidle == 0 && needspinning.get() == 1) {
+      return;
+    }
+    if (!nmspinning.compareAndSet(0, 1)) {
       return;
     }
     Processor pp;
@@ -637,6 +656,7 @@ public final class Sched {
 
   /** Go's mput: puts an M on the idle list. Requires sched.lock. */
   void mput(Machine mp) {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     mp.schedlink = midle;
     midle = mp;
     nmidle++;
@@ -644,6 +664,7 @@ public final class Sched {
 
   /** Go's mget: takes an idle M, or null. Requires sched.lock. */
   private Machine mget() {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     Machine mp = midle;
     if (mp != null) {
       midle = mp.schedlink;
@@ -655,6 +676,7 @@ public final class Sched {
 
   /** Go's pidleput. Requires sched.lock. */
   void pidleput(Processor pp) {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     if (!pp.runqEmpty()) {
       throw new InternalError("pidleput: P has non-empty run queue");
     }
@@ -669,6 +691,7 @@ public final class Sched {
 
   /** Go's pidleget. Requires sched.lock. */
   Processor pidleget() {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     Processor pp = pidle;
     if (pp != null) {
       pidle = pp.link;
@@ -738,6 +761,7 @@ public final class Sched {
 
   /** Go's globrunqputhead: pushes to the head. Requires sched.lock. */
   void globRunqPutHead(Goroutine gp) {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     gp.schedlink = runqHead;
     runqHead = gp;
     if (runqTail == null) {
@@ -771,6 +795,7 @@ public final class Sched {
 
   /** Go's globrunqget: one G, or null. Requires sched.lock. */
   Goroutine globRunqGet() {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     Goroutine gp = runqHead;
     if (gp != null) {
       runqHead = gp.schedlink;
@@ -797,6 +822,7 @@ public final class Sched {
    * Requires sched.lock.
    */
   Goroutine globRunqGetWoken() {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     return runqWokenTail == null ? null : globRunqGet();
   }
 
@@ -810,6 +836,7 @@ public final class Sched {
    * and puts the rest on {@code pp}'s ring. Requires sched.lock and ownership of pp.
    */
   Goroutine globRunqGetBatch(Processor pp, int n) {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     int size = runqsize;
     n = Math.min(n, Math.min(size, size / gomaxprocs + 1));
     if (n <= 0) {
@@ -1008,6 +1035,7 @@ public final class Sched {
    * a stopped world (or a scheduler with no Ms yet).
    */
   private List<Processor> procresize(int nprocs) {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     Processor[] old = allp == null ? new Processor[0] : allp;
     Processor[] next = new Processor[nprocs];
     for (int i = 0; i < nprocs; i++) {
@@ -1065,7 +1093,7 @@ public final class Sched {
   /** Every live goroutine, as a goroutine dump shows it, in goid order. Any thread; racy. */
   public java.util.List<io.gmp4j.GoroutineInfo> goroutines() {
     long now = System.nanoTime();
-    return allgs.stream()
+    return allgs.snapshot().stream()
         .filter(g -> !g.system) // as Go's traceback leaves out system goroutines
         .sorted((a, b) -> Long.compare(a.goid, b.goid))
         .map(g -> {

@@ -80,7 +80,7 @@ final class SchedTrace {
       sched.lock.unlock();
     }
     // G lines outside sched.lock: allgs is concurrent and may be large.
-    sched.allgs.stream().sorted((a, b) -> Long.compare(a.goid, b.goid)).forEach(gp -> {
+    sched.allgs.snapshot().stream().sorted((a, b) -> Long.compare(a.goid, b.goid)).forEach(gp -> {
       Machine mp = gp.m;
       int st = gp.status();
       sb.append("  G").append(gp.goid).append(": status=").append(st).append('(')

@@ -184,6 +184,7 @@ final class Sysmon extends Thread {
         long slept = System.nanoTime();
         LockSupport.parkNanos(delayUs * 1000);
         long now = System.nanoTime();
+        sched.coarseNow = now;
         if (hog != null) {
           hog.startCycle(delayUs * 1000, now - slept); // see 'Pauses' in HogHandoff
         }
@@ -199,6 +200,7 @@ final class Sysmon extends Thread {
           idle = 0;
           delayUs = 20;
           now = System.nanoTime();
+          sched.coarseNow = now;
           if (hog != null) {
             hog.forgetAll();
           }
