@@ -3,6 +3,7 @@ package io.gmp4j.runtime;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The P of Go's GMP model (runtime2.go {@code type p}): the right to run Gs, with its local run
@@ -353,14 +354,19 @@ final class Processor {
           if (next != null) {
             if (status == RUNNING) {
               // Sleep to ensure that this P is not about to run the G we are about to steal.
-              // The important use case is a G readied by a running G that is about to block:
-              // a synchronous hand-off takes well under a microsecond on the JVM too, so 3us
-              // is a ~10x overshoot. Go's usleep(3); spun here because parkNanos would sleep
-              // for the timer slack (~50us) instead.
+              // The important use case is a G readied by a running G that is about to block.
+              // Go's usleep(3), which on Linux is a nanosleep that the kernel's timer slack
+              // stretches to about 55us; parkNanos(3us) is the same futex wait with the same
+              // slack. A 3us spin (gmp4j before) was 20x more eager than Go: whenever the
+              // victim's post-run path took longer (a JFR recording's slice bookkeeping, a
+              // descheduled carrier), the thief split a ping-pong pair across two Ps and
+              // every hand-off became a cross-thread wake-up (steals per round trip went from
+              // 0.02 to 0.15 with gmp4j.jfc; see BENCHMARKS.md), and on a small machine it
+              // burnt the CPU that the victim needed to get there.
               Machine mp = m;
               Goroutine cur = mp == null ? null : mp.curg;
               if (cur == null || cur.status() != Goroutine.SYSCALL) {
-                Sched.spinFor(3_000);
+                LockSupport.parkNanos(3_000); // a thief is an M (a platform thread): it sleeps
               }
             }
             if (!RUNNEXT.compareAndSet(this, next, null)) { // pairs with runqPut/runqGet

@@ -1067,14 +1067,6 @@ public final class Sched {
   // ------------------------------------------------------------------------------------------
   // Misc
 
-  /** Busy-waits for about {@code nanos}; for Go's usleep(3) in runqgrab only. */
-  static void spinFor(long nanos) {
-    long end = System.nanoTime() + nanos;
-    while (System.nanoTime() - end < 0) {
-      Thread.onSpinWait();
-    }
-  }
-
   /** Go's gcount(false): live Gs but the JDK's own (system Gs). Any thread. */
   public int numGoroutine() {
     return Math.max(0, allgs.size() - ngsys.get());
