@@ -369,6 +369,43 @@ public abstract class Primitives {
     });
   }
 
+  /** Go's skynet: a tree of 1,000,000 leaf goroutines, ten children each, summing leaf ids. */
+  static final int SKYNET_LEAVES = 1_000_000;
+
+  @Benchmark
+  @BenchmarkMode(Mode.SingleShotTime)
+  @OutputTimeUnit(TimeUnit.MILLISECONDS)
+  @Warmup(iterations = 2)
+  @Measurement(iterations = 4)
+  public void skynet() throws InterruptedException {
+    runBatch(() -> {
+      long sum = skynet(0, SKYNET_LEAVES);
+      long want = (long) SKYNET_LEAVES * (SKYNET_LEAVES - 1) / 2;
+      if (sum != want) {
+        throw new IllegalStateException("skynet: sum " + sum + ", want " + want);
+      }
+    });
+  }
+
+  private static long skynet(long num, int size) {
+    if (size == 1) {
+      return num;
+    }
+    int sub = size / 10;
+    long[] results = new long[10];
+    Thread[] children = new Thread[10];
+    for (int i = 0; i < 10; i++) {
+      int k = i;
+      children[i] = Thread.ofVirtual().start(() -> results[k] = skynet(num + (long) k * sub, sub));
+    }
+    long sum = 0;
+    for (int i = 0; i < 10; i++) {
+      join(children[i]); // join orders the child's write of results[i] before this read
+      sum += results[i];
+    }
+    return sum;
+  }
+
   private static void join(Thread t) {
     try {
       if (!t.join(HANG_TIMEOUT)) {
