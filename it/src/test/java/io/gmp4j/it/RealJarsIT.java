@@ -99,6 +99,7 @@ class RealJarsIT {
     int linkedWith = 0;
     int linkedWithout = 0;
     int changed = 0;
+    Map<Integer, int[]> byVersion = new TreeMap<>(); // major version -> {classes, changed}
     for (String jar : jars) {
       Map<String, String> w = with.jars.get(jar);
       Map<String, String> b = base.jars.get(jar);
@@ -115,6 +116,8 @@ class RealJarsIT {
       linkedWithout += Integer.parseInt(b.get("linked"));
       linkedWith += Integer.parseInt(w.get("linked"));
       changed += Integer.parseInt(w.get("changed"));
+      versionCounts(b.get("versions"), byVersion, 0);
+      versionCounts(w.get("changedVersions"), byVersion, 1);
       if (!b.get("changed").equals("0")) {
         problems.add(jar + ": the probe saw " + b.get("changed")
             + " classes changed without any agent; it cannot tell what the agent does");
@@ -155,11 +158,28 @@ class RealJarsIT {
         100.0 * changed / classes, base.fails.size(), with.fails.size(), added.size(),
         otherMessage, onlyWithout, agentLines.size(), wallMs / 1000.0, with.ms / 1000.0,
         base.ms / 1000.0);
+    StringBuilder versions = new StringBuilder();
+    byVersion.forEach((v, n) -> versions.append(versions.isEmpty() ? "" : ", ").append(v)
+        .append(": ").append(n[1]).append(" of ").append(n[0]));
+    System.out.println("RealJarsIT: classes changed by the agent, by class-file version: "
+        + versions);
     if (!added.isEmpty()) {
       problems.add("the agent adds " + added.size() + " load or link failures: " + added);
     }
     if (!problems.isEmpty()) {
       fail(String.join("\n", problems));
+    }
+  }
+
+  /** Adds LinkEveryClass's {@code 49:1301,52:86} (or {@code -}) into column {@code col}. */
+  private static void versionCounts(String field, Map<Integer, int[]> into, int col) {
+    if (field == null || field.equals("-")) {
+      return;
+    }
+    for (String item : field.split(",")) {
+      String[] vn = item.split(":");
+      into.computeIfAbsent(Integer.parseInt(vn[0]), k -> new int[2])[col] +=
+          Integer.parseInt(vn[1]);
     }
   }
 
