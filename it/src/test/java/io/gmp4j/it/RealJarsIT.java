@@ -64,8 +64,9 @@ class RealJarsIT {
    * generated code (Spring's ASM and CGLIB), a JVM language (Kotlin), Java 1.1 to 5 libraries
    * (JUnit 3, ORO, commons-collections 3, commons-math3), and JLine's FFM terminal, compiled for
    * Java 22. No jar here has 48 (Java 1.4) or 67 to 69; OldClassFilesTest rewrites and verifies
-   * every version from 45 to 69, and it/'s own apps (69) run under -Xverify:all in every IT. Groovy, Scala, Clojure, Saxon, Guava,
-   * Rhino and HSQLDB only with {@code -Drealjars=all}: they triple the time.
+   * every version from 45 to 69, and it/'s own apps (69) run under -Xverify:all in every IT.
+   * Groovy, Scala, Clojure, Saxon, Guava, Rhino and HSQLDB only with {@code -Drealjars=all}:
+   * they triple the time.
    */
   private static final List<String> DEFAULT = List.of("ecj", "janino", "antlr", "derby",
       "spring-core", "kotlin-stdlib", "netty-buffer", "netty-common", "jackson-databind", "h2",

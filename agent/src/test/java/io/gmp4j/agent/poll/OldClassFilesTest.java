@@ -251,7 +251,8 @@ class OldClassFilesTest {
     // Alone in its class, the JSR method makes the class instrumented, not old version.
     Coverage coverage = new Coverage();
     byte[] onlyJsr = jsrOnly();
-    byte[] polled = new PollInjector(null, null, false, coverage).transform(null, "old/Jsr", onlyJsr);
+    byte[] polled =
+        new PollInjector(null, null, false, coverage).transform(null, "old/Jsr", onlyJsr);
     assertNotNull(polled);
     assertEquals(1, coverage.instrumented());
     assertEquals(0, coverage.skipped(Coverage.Reason.OLD_VERSION));
