@@ -61,6 +61,7 @@ import java.util.zip.ZipFile;
  * <pre>
  * selfcheck=ok
  * jar=NAME file=FILE classes=N linked=N failed=N changed=N ms=N versions=MAJOR:N,...
+ *     changedVersions=MAJOR:N,...
  * fail NAME CLASS THROWABLE: MESSAGE
  * </pre>
  */
@@ -133,6 +134,7 @@ public final class LinkEveryClass {
     int changed = 0;
     List<String> fails = new ArrayList<>();
     Map<Integer, Integer> versions = new TreeMap<>();
+    Map<Integer, Integer> changedVersions = new TreeMap<>(); // 'changed' by class-file version
     try (JarFile jar = new JarFile(main, false, ZipFile.OPEN_READ, Runtime.version());
         JarLoader loader = new JarLoader(urls.toArray(URL[]::new))) {
       List<JarEntry> entries = jar.versionedStream()
@@ -142,7 +144,8 @@ public final class LinkEveryClass {
       for (JarEntry e : entries) {
         String internal = e.getName().substring(0, e.getName().length() - ".class".length());
         classes++;
-        versions.merge(majorVersion(jar, e), 1, Integer::sum);
+        int version = majorVersion(jar, e);
+        versions.merge(version, 1, Integer::sum);
         try {
           link(Class.forName(internal.replace('/', '.'), false, loader));
           linked++;
@@ -152,17 +155,22 @@ public final class LinkEveryClass {
         Long crc = loader.seen.get(internal);
         if (crc != null && crc != e.getCrc()) {
           changed++;
+          changedVersions.merge(version, 1, Integer::sum);
         }
       }
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
     fails.forEach(System.out::println);
-    StringBuilder byVersion = new StringBuilder();
-    versions.forEach((v, n) -> byVersion.append(byVersion.isEmpty() ? "" : ",").append(v)
-        .append(':').append(n));
     System.out.println("jar=" + name + " file=" + main.getName() + " classes=" + classes
         + " linked=" + linked + " failed=" + fails.size() + " changed=" + changed + " ms=" + ms
-        + " versions=" + byVersion);
+        + " versions=" + byVersion(versions) + " changedVersions=" + byVersion(changedVersions));
+  }
+
+  /** {@code 49:1301,52:86}; {@code -} for none. */
+  private static String byVersion(Map<Integer, Integer> counts) {
+    StringBuilder b = new StringBuilder();
+    counts.forEach((v, n) -> b.append(b.isEmpty() ? "" : ",").append(v).append(':').append(n));
+    return b.isEmpty() ? "-" : b.toString();
   }
 
   /** The class file's major version (byte 6 and 7, after magic and minor). */

@@ -59,15 +59,18 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(900)
 class RealJarsIT {
   /**
-   * Every class-file version of the full set from 45 to 65 and each kind of code: compilers and
+   * Every class-file version of the full set, 45 to 66, and each kind of code: compilers and
    * parsers (ECJ, Janino, ANTLR 2's generated parsers, Derby's JavaCC grammar), repackaged
    * generated code (Spring's ASM and CGLIB), a JVM language (Kotlin), Java 1.1 to 5 libraries
-   * (JUnit 3, ORO, commons-collections 3, commons-math3). Groovy, Scala, Clojure, Saxon, Guava,
-   * Rhino and HSQLDB only with {@code -Drealjars=all}: they triple the time.
+   * (JUnit 3, ORO, commons-collections 3, commons-math3), and JLine's FFM terminal, compiled for
+   * Java 22. No jar here has 48 (Java 1.4) or 67 to 69; OldClassFilesTest rewrites and verifies
+   * every version from 45 to 69, and it/'s own apps (69) run under -Xverify:all in every IT.
+   * Groovy, Scala, Clojure, Saxon, Guava, Rhino and HSQLDB only with {@code -Drealjars=all}:
+   * they triple the time.
    */
   private static final List<String> DEFAULT = List.of("ecj", "janino", "antlr", "derby",
       "spring-core", "kotlin-stdlib", "netty-buffer", "netty-common", "jackson-databind", "h2",
-      "lucene-core", "junit", "oro", "commons-collections", "commons-math3");
+      "lucene-core", "junit", "oro", "commons-collections", "commons-math3", "jline");
 
   private static final Path DIR = Path.of(System.getProperty("realjars.dir", "target/realjars"));
 
@@ -99,6 +102,7 @@ class RealJarsIT {
     int linkedWith = 0;
     int linkedWithout = 0;
     int changed = 0;
+    Map<Integer, int[]> byVersion = new TreeMap<>(); // major version -> {classes, changed}
     for (String jar : jars) {
       Map<String, String> w = with.jars.get(jar);
       Map<String, String> b = base.jars.get(jar);
@@ -115,6 +119,8 @@ class RealJarsIT {
       linkedWithout += Integer.parseInt(b.get("linked"));
       linkedWith += Integer.parseInt(w.get("linked"));
       changed += Integer.parseInt(w.get("changed"));
+      versionCounts(b.get("versions"), byVersion, 0);
+      versionCounts(w.get("changedVersions"), byVersion, 1);
       if (!b.get("changed").equals("0")) {
         problems.add(jar + ": the probe saw " + b.get("changed")
             + " classes changed without any agent; it cannot tell what the agent does");
@@ -155,11 +161,28 @@ class RealJarsIT {
         100.0 * changed / classes, base.fails.size(), with.fails.size(), added.size(),
         otherMessage, onlyWithout, agentLines.size(), wallMs / 1000.0, with.ms / 1000.0,
         base.ms / 1000.0);
+    StringBuilder versions = new StringBuilder();
+    byVersion.forEach((v, n) -> versions.append(versions.isEmpty() ? "" : ", ").append(v)
+        .append(": ").append(n[1]).append(" of ").append(n[0]));
+    System.out.println("RealJarsIT: classes changed by the agent, by class-file version: "
+        + versions);
     if (!added.isEmpty()) {
       problems.add("the agent adds " + added.size() + " load or link failures: " + added);
     }
     if (!problems.isEmpty()) {
       fail(String.join("\n", problems));
+    }
+  }
+
+  /** Adds LinkEveryClass's {@code 49:1301,52:86} (or {@code -}) into column {@code col}. */
+  private static void versionCounts(String field, Map<Integer, int[]> into, int col) {
+    if (field == null || field.equals("-")) {
+      return;
+    }
+    for (String item : field.split(",")) {
+      String[] vn = item.split(":");
+      into.computeIfAbsent(Integer.parseInt(vn[0]), k -> new int[2])[col] +=
+          Integer.parseInt(vn[1]);
     }
   }
 

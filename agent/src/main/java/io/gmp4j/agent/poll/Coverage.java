@@ -19,8 +19,9 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <ol>
  *   <li>{@link PollInjector#transform} records each class it is handed, once: instrumented, or
- *       left alone for one {@link Reason}. A class with some methods left alone (too large, JSR)
- *       and others instrumented counts as instrumented; the methods go to the method list.
+ *       left alone for one {@link Reason}. A class with some methods left alone (too large, a
+ *       subroutine not inlined) and others instrumented counts as instrumented; the methods go to
+ *       the method list.
  *   <li>The counters are LongAdders in a ConcurrentHashMap keyed by (loader, package): the
  *       record runs on every class-loading thread, inside class definition, so it takes no lock
  *       once the package's entry exists (a {@code get} and an increment). The key's loader part is
@@ -48,7 +49,11 @@ public final class Coverage {
     EXCLUDED("excluded"),
     /** No backward branch anywhere (and no prologue poll asked for): nothing to do. */
     NO_LOOPS("no loops"),
-    /** The methods with loops hold JSR/RET subroutines (javac 1.4 and older {@code finally}). */
+    /**
+     * The methods with loops hold JSR/RET subroutines (javac 1.4 and older {@code finally}) that
+     * could not be inlined ('Subroutines' in SubroutineInliner), or are of version 50, where
+     * inlined code would need frames.
+     */
     OLD_VERSION("old version"),
     /** The methods with loops would pass the JVM's 64 KB code limit with their polls. */
     TOO_LARGE("too large"),

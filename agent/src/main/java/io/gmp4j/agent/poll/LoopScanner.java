@@ -129,7 +129,10 @@ final class LoopScanner extends MethodVisitor {
   /** Backward jumps and switches; unlike plan.pollBefore, strip mining does not clear it. */
   private final BitSet backward = new BitSet();
 
-  /** A JSR or RET was read: the method is left alone ('Old class files' in PollInjector). */
+  /**
+   * A JSR or RET was read: the method is left alone, and PollInjector inlines the class's
+   * subroutines and scans it again ('Subroutines' in SubroutineInliner).
+   */
   private boolean subroutines;
 
   LoopScanner(MethodPlan plan) {

@@ -32,7 +32,7 @@ final class MethodPlan {
 
   /**
    * Why the method is copied as it was although it has loops, or null: {@link
-   * Coverage.Reason#OLD_VERSION} for a method with JSR/RET subroutines, {@link
+   * Coverage.Reason#OLD_VERSION} for a method with JSR/RET subroutines not inlined, {@link
    * Coverage.Reason#TOO_LARGE} for one whose code would pass 64 KB with its polls. Set by the
    * scanner or by PollInjector between the passes.
    */

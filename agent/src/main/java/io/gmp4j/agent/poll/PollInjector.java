@@ -81,13 +81,10 @@ import net.bytebuddy.jar.asm.Opcodes;
  * MethodPlan#frameless}), and the new int locals type themselves. Because no frame gives the
  * stack depth at a strip-mined loop's head, its max_stack grows by the bound's whole peak (4)
  * over the old max_stack rather than to 4. Version 50 keeps its frames and takes the framed path.
- * A method with JSR/RET subroutines (javac 1.4 and older compiled {@code finally} that way) is
- * left as it was and counted as {@code old version} ('Coverage'): the rest of its class gets
- * polls. Rejected: inlining the subroutines, as ASM's JSRInlinerAdapter does. It needs ASM's
- * tree API, which Byte Buddy's repackaged ASM lacks, and it can double a method's size per level
- * of nested {@code finally}; subroutines are rare even among old class files (commons-math3
- * 3.6.1, 1,301 classes compiled for Java 5, has none), and a hog in one is still caught by the
- * hog hand-off.
+ * A method with JSR/RET subroutines (javac 1.4 and older compiled {@code finally} that way) and
+ * loops has its subroutines inlined first ('Subroutines' in {@link SubroutineInliner}), and then
+ * polls like any other; where inlining fails, it is left as it was and counted as {@code old
+ * version} ('Coverage'), and the rest of its class gets polls.
  *
  * <h2>Too large</h2>
  *
@@ -219,18 +216,19 @@ public final class PollInjector {
     ClassReader reader = new ClassReader(classfile);
     // major_version follows magic and minor_version; see 'Old class files'
     boolean frameless = reader.readUnsignedShort(6) < Opcodes.V1_6;
-    List<MethodPlan> plans = new ArrayList<>();
-    reader.accept(
-        new ClassVisitor(Opcodes.ASM9) {
-          @Override
-          public MethodVisitor visitMethod(
-              int access, String name, String desc, String sig, String[] exceptions) {
-            MethodPlan plan = new MethodPlan(name, desc, prologue(access, name), frameless);
-            plans.add(plan);
-            return skipped(access, name) ? null : new LoopScanner(plan);
-          }
-        },
-        ClassReader.SKIP_DEBUG | ClassReader.EXPAND_FRAMES);
+    List<MethodPlan> plans = scan(reader, frameless);
+    if (frameless && hasSubroutines(plans)) { // see 'Subroutines' in SubroutineInliner
+      try {
+        ClassReader inlined = new ClassReader(SubroutineInliner.inline(classfile));
+        List<MethodPlan> again = scan(inlined, true);
+        if (!hasSubroutines(again)) {
+          reader = inlined;
+          plans = again;
+        }
+      } catch (RuntimeException | LinkageError e) {
+        // 'Subroutines' step 3: those methods stay as they were, counted as old version
+      }
+    }
     byte[] out = null;
     if (!stats(plans).isEmpty()) {
       out = emit(reader, plans);
@@ -259,6 +257,33 @@ public final class PollInjector {
     coverage.instrumented(loader, internalClassName);
     LAST_STATS.set(stats);
     return out;
+  }
+
+  /** Pass 1: one plan per method, in class-file order. */
+  private List<MethodPlan> scan(ClassReader reader, boolean frameless) {
+    List<MethodPlan> plans = new ArrayList<>();
+    reader.accept(
+        new ClassVisitor(Opcodes.ASM9) {
+          @Override
+          public MethodVisitor visitMethod(
+              int access, String name, String desc, String sig, String[] exceptions) {
+            MethodPlan plan = new MethodPlan(name, desc, prologue(access, name), frameless);
+            plans.add(plan);
+            return skipped(access, name) ? null : new LoopScanner(plan);
+          }
+        },
+        ClassReader.SKIP_DEBUG | ClassReader.EXPAND_FRAMES);
+    return plans;
+  }
+
+  /** True if a method with loops (or a prologue poll) holds JSR/RET: the scanner left it alone. */
+  private static boolean hasSubroutines(List<MethodPlan> plans) {
+    for (MethodPlan p : plans) {
+      if (p.leftAlone == Coverage.Reason.OLD_VERSION) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The polls the plans place, leaving out the methods left alone. */

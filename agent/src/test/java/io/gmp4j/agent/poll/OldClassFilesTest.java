@@ -210,9 +210,14 @@ class OldClassFilesTest {
     }
   }
 
-  /** A method with a JSR subroutine is left alone and listed; its class's other loops poll. */
+  /**
+   * Below 50, methods with JSR subroutines get their subroutines inlined and their loops polled
+   * ('Subroutines' in SubroutineInliner); the result verifies and computes what the original did.
+   * At 50, where the JVM still accepts subroutines but would need frames for the inlined code,
+   * the method is left alone and listed, and the rest of its class polls.
+   */
   @Test
-  void subroutineMethodIsLeftAloneAndTheRestPolls() throws Exception {
+  void subroutinesAreInlinedAndTheirLoopsPoll() throws Exception {
     for (int v = 45; v <= 50; v++) {
       byte[] original = hand(v, true);
       Coverage coverage = new Coverage();
@@ -221,21 +226,54 @@ class OldClassFilesTest {
       assertNotNull(polled);
       Map<String, Method> before = Disassembly.methods(original);
       Map<String, Method> after = Disassembly.methods(polled);
-      assertEquals(before.get("jsrLoop(I)I").insns().size(), after.get("jsrLoop(I)I").insns().size());
-      assertEquals(0, after.get("jsrLoop(I)I").polls(), "version " + v);
       assertTrue(after.get("stackUnderLoop(I)I").polls() > 0, "version " + v);
       assertEquals(1, coverage.instrumented());
-      assertTrue(coverage.table().contains("old version: old.Hand.jsrLoop(I)I"), coverage.table());
+      for (String m : List.of("jsrLoop(I)I", "finallyLoop(I)I")) {
+        if (v < 50) {
+          assertTrue(after.get(m).insns().stream()
+              .noneMatch(i -> i.op() == Opcodes.JSR || i.op() == Opcodes.RET), m + " " + v);
+          assertTrue(after.get(m).polls() > 0 && after.get(m).everyCyclePolls(), m + " " + v);
+        } else {
+          assertEquals(before.get(m).insns().size(), after.get(m).insns().size(), m);
+          assertEquals(0, after.get(m).polls(), m);
+          assertTrue(coverage.table().contains("old version: old.Hand." + m), coverage.table());
+        }
+      }
+      if (v < 50) {
+        assertTrue(coverage.table().contains("left alone (too large, old version, failed):\n"
+            + "  none"), coverage.table());
+      }
       assertEquals(
           results(Map.of("old/Hand", original), "old.Hand"),
           results(Map.of("old/Hand", polled), "old.Hand"),
           "version " + v);
     }
-    // Alone in its class, the JSR method leaves the class alone, for that reason.
+    // Alone in its class, the JSR method makes the class instrumented, not old version.
     Coverage coverage = new Coverage();
     byte[] onlyJsr = jsrOnly();
-    assertNull(new PollInjector(null, null, false, coverage).transform(null, "old/Jsr", onlyJsr));
+    byte[] polled =
+        new PollInjector(null, null, false, coverage).transform(null, "old/Jsr", onlyJsr);
+    assertNotNull(polled);
+    assertEquals(1, coverage.instrumented());
+    assertEquals(0, coverage.skipped(Coverage.Reason.OLD_VERSION));
+    assertEquals(results(Map.of("old/Jsr", onlyJsr), "old.Jsr"),
+        results(Map.of("old/Jsr", polled), "old.Jsr"));
+  }
+
+  /**
+   * A subroutine that would pass 64 KB once copied into each of its six callers is not inlined:
+   * the method stays as it was and is counted as old version ('Subroutines' step 3).
+   */
+  @Test
+  void subroutineTooLargeToInlineStaysAsItWas() throws Exception {
+    byte[] original = bigSubroutine();
+    Coverage coverage = new Coverage();
+    assertNull(new PollInjector(null, null, false, coverage).transform(null, "old/Big", original));
     assertEquals(1, coverage.skipped(Coverage.Reason.OLD_VERSION));
+    assertTrue(coverage.table().contains("old version: old.Big.big(I)I"), coverage.table());
+    assertEquals(List.of("big(0) = 0", "big(1) = 33000", "big(7) = 231000", "big(300) = 9900000",
+        "big(4097) = 135201000", "big(9000) = 297000000"), results(Map.of("old/Big", original),
+        "old.Big"));
   }
 
   /**
@@ -336,7 +374,8 @@ class OldClassFilesTest {
   /**
    * {@code old.Hand}: {@code stackUnderLoop(n) = 7 + 3n}, whose counted loop runs with the 7
    * on the operand stack; with {@code jsr}, also {@code jsrLoop(n) = n}, whose loop body is a
-   * JSR to a subroutine that increments (javac 1.4's {@code finally}). Frames by ASM from 50.
+   * JSR to a subroutine that increments (javac 1.4's {@code finally}), and {@code finallyLoop(n)},
+   * a try/catch/finally in a loop as javac 1.4 compiled it. Frames by ASM from 50.
    */
   static byte[] hand(int major, boolean jsr) {
     ClassWriter w = new ClassWriter(major >= 50 && !jsr ? ClassWriter.COMPUTE_FRAMES : 0);
@@ -367,6 +406,7 @@ class OldClassFilesTest {
     mv.visitEnd();
     if (jsr) {
       jsrLoop(w);
+      finallyLoop(w);
     }
     w.visitEnd();
     return w.toByteArray();
@@ -380,6 +420,118 @@ class OldClassFilesTest {
     jsrLoop(w);
     w.visitEnd();
     return w.toByteArray();
+  }
+
+  /**
+   * {@code old.Big.big(n) = 33000 n} in a version-48 class: a loop whose body calls one
+   * subroutine from six places, a subroutine of 5,500 {@code iinc} (16.5 KB): six copies pass 64
+   * KB.
+   */
+  static byte[] bigSubroutine() {
+    ClassWriter w = new ClassWriter(0);
+    w.visit(Opcodes.V1_4, Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER, "old/Big", null,
+        "java/lang/Object", null);
+    MethodVisitor mv =
+        w.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, "big", "(I)I", null, null);
+    mv.visitCode();
+    mv.visitInsn(Opcodes.ICONST_0);
+    mv.visitVarInsn(Opcodes.ISTORE, 1); // s
+    mv.visitInsn(Opcodes.ICONST_0);
+    mv.visitVarInsn(Opcodes.ISTORE, 2); // i
+    Label head = new Label();
+    Label exit = new Label();
+    Label sub = new Label();
+    mv.visitLabel(head);
+    mv.visitVarInsn(Opcodes.ILOAD, 2);
+    mv.visitVarInsn(Opcodes.ILOAD, 0);
+    mv.visitJumpInsn(Opcodes.IF_ICMPGE, exit);
+    for (int k = 0; k < 6; k++) {
+      mv.visitJumpInsn(Opcodes.JSR, sub);
+    }
+    mv.visitIincInsn(2, 1);
+    mv.visitJumpInsn(Opcodes.GOTO, head);
+    mv.visitLabel(exit);
+    mv.visitVarInsn(Opcodes.ILOAD, 1);
+    mv.visitInsn(Opcodes.IRETURN);
+    mv.visitLabel(sub);
+    mv.visitVarInsn(Opcodes.ASTORE, 3);
+    for (int k = 0; k < 5500; k++) {
+      mv.visitIincInsn(1, 1);
+    }
+    mv.visitVarInsn(Opcodes.RET, 3);
+    mv.visitMaxs(2, 4);
+    mv.visitEnd();
+    w.visitEnd();
+    return w.toByteArray();
+  }
+
+  /**
+   * {@code finallyLoop(n)}: OldClassFilesTest's {@code tryFinallyLoop} as javac 1.4 compiled it,
+   * the {@code finally} a subroutine called from the end of the try block, from the end of the
+   * catch block, and from the catch-any handler that rethrows.
+   */
+  private static void finallyLoop(ClassWriter w) {
+    MethodVisitor mv =
+        w.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, "finallyLoop", "(I)I", null, null);
+    mv.visitCode();
+    Label head = new Label();
+    Label exit = new Label();
+    Label tryStart = new Label();
+    Label tryEnd = new Label();
+    Label catchArith = new Label();
+    Label catchAny = new Label();
+    Label sub = new Label();
+    Label next = new Label();
+    mv.visitTryCatchBlock(tryStart, tryEnd, catchArith, "java/lang/ArithmeticException");
+    mv.visitTryCatchBlock(tryStart, catchAny, catchAny, null);
+    mv.visitInsn(Opcodes.ICONST_0);
+    mv.visitVarInsn(Opcodes.ISTORE, 1); // s
+    mv.visitInsn(Opcodes.ICONST_0);
+    mv.visitVarInsn(Opcodes.ISTORE, 2); // count
+    mv.visitInsn(Opcodes.ICONST_0);
+    mv.visitVarInsn(Opcodes.ISTORE, 3); // i
+    mv.visitLabel(head);
+    mv.visitVarInsn(Opcodes.ILOAD, 3);
+    mv.visitVarInsn(Opcodes.ILOAD, 0);
+    mv.visitJumpInsn(Opcodes.IF_ICMPGE, exit);
+    mv.visitLabel(tryStart); // s += 100 / (i % 7 - 3)
+    mv.visitVarInsn(Opcodes.ILOAD, 1);
+    mv.visitIntInsn(Opcodes.BIPUSH, 100);
+    mv.visitVarInsn(Opcodes.ILOAD, 3);
+    mv.visitIntInsn(Opcodes.BIPUSH, 7);
+    mv.visitInsn(Opcodes.IREM);
+    mv.visitInsn(Opcodes.ICONST_3);
+    mv.visitInsn(Opcodes.ISUB);
+    mv.visitInsn(Opcodes.IDIV);
+    mv.visitInsn(Opcodes.IADD);
+    mv.visitVarInsn(Opcodes.ISTORE, 1);
+    mv.visitLabel(tryEnd);
+    mv.visitJumpInsn(Opcodes.JSR, sub);
+    mv.visitJumpInsn(Opcodes.GOTO, next);
+    mv.visitLabel(catchArith); // s--
+    mv.visitVarInsn(Opcodes.ASTORE, 4);
+    mv.visitIincInsn(1, -1);
+    mv.visitJumpInsn(Opcodes.JSR, sub);
+    mv.visitJumpInsn(Opcodes.GOTO, next);
+    mv.visitLabel(catchAny);
+    mv.visitVarInsn(Opcodes.ASTORE, 5);
+    mv.visitJumpInsn(Opcodes.JSR, sub);
+    mv.visitVarInsn(Opcodes.ALOAD, 5);
+    mv.visitInsn(Opcodes.ATHROW);
+    mv.visitLabel(sub); // finally { count++; }
+    mv.visitVarInsn(Opcodes.ASTORE, 6);
+    mv.visitIincInsn(2, 1);
+    mv.visitVarInsn(Opcodes.RET, 6);
+    mv.visitLabel(next);
+    mv.visitIincInsn(3, 1);
+    mv.visitJumpInsn(Opcodes.GOTO, head);
+    mv.visitLabel(exit);
+    mv.visitVarInsn(Opcodes.ILOAD, 1);
+    mv.visitVarInsn(Opcodes.ILOAD, 2);
+    mv.visitInsn(Opcodes.IADD);
+    mv.visitInsn(Opcodes.IRETURN);
+    mv.visitMaxs(4, 7);
+    mv.visitEnd();
   }
 
   private static void jsrLoop(ClassWriter w) {
