@@ -25,7 +25,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The scheduling primitives of issue 11, each as ns per operation, on three schedulers in one JMH
- * run: the JDK's default ForkJoinPool ({@code Jdk*}), gmp4j under its agent ({@code Agent*}, which
+ * run: the JDK's default ForkJoinPool ({@code Jdk*}, and {@code JdkAgent*} with a Java agent that
+ * does nothing, for what any agent costs), gmp4j under its agent ({@code Agent*}, which
  * also replaces the JDK's scheduler for {@code Thread.ofVirtual()}), and gmp4j as a library
  * without the agent ({@code Lib*}, {@code Gmp.ofVirtual()}). Each comes at 1 P (one carrier for
  * the JDK) and at 2 Ps. The scheduler and the P count are start-up settings, so they are fork
@@ -83,6 +84,9 @@ public abstract class Primitives {
 
   /** The agent jar, relative to the repository root where {@code bench/run} starts JMH. */
   static final String AGENT = "-javaagent:agent/target/gmp4j-agent.jar";
+
+  /** This benchmark jar as an agent whose premain does nothing ({@link NoopAgent}). */
+  static final String NOOP_AGENT = "-javaagent:bench/target/gmp4j-bench.jar";
 
   static final String ONE_P = "-Djdk.virtualThreadScheduler.parallelism=1";
   static final String ONE_P_GMP = "-Dgmp.gomaxprocs=1";
@@ -345,11 +349,18 @@ public abstract class Primitives {
     runBatch(() -> {
       int n = Runtime.getRuntime().availableProcessors();
       Thread[] ws = new Thread[n];
+      // Worker i may run round r once wake[i] >= r. The flag, not the park permit, carries the
+      // wake-up: the Phaser parks and unparks too, and would swallow a permit.
+      java.util.concurrent.atomic.AtomicIntegerArray wake =
+          new java.util.concurrent.atomic.AtomicIntegerArray(n);
       java.util.concurrent.Phaser phaser = new java.util.concurrent.Phaser(n + 1);
       for (int i = 0; i < n; i++) {
+        int w = i;
         ws[i] = Thread.ofVirtual().start(() -> {
-          for (int r = 0; r < WAKE_ROUNDS; r++) {
-            LockSupport.park(); // woken by the driver; spurious wake-ups only shorten a round
+          for (int r = 1; r <= WAKE_ROUNDS; r++) {
+            while (wake.get(w) < r) {
+              LockSupport.park(); // woken by the driver
+            }
             for (int j = 0; j < 50; j++) {
               Thread.onSpinWait(); // Go's procyield(50) in the benchmark's goroutines
             }
@@ -357,9 +368,10 @@ public abstract class Primitives {
           }
         });
       }
-      for (int r = 0; r < WAKE_ROUNDS; r++) {
-        for (Thread w : ws) {
-          LockSupport.unpark(w);
+      for (int r = 1; r <= WAKE_ROUNDS; r++) {
+        for (int i = 0; i < n; i++) {
+          wake.set(i, r);
+          LockSupport.unpark(ws[i]);
         }
         phaser.arriveAndAwaitAdvance();
       }
@@ -431,6 +443,27 @@ public abstract class Primitives {
 
   @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, ONE_P})
   public static class Jdk1P extends Primitives {
+    @Override
+    String mode() {
+      return "jdk";
+    }
+  }
+
+  /**
+   * The JDK's scheduler with a Java agent that does nothing: what any agent costs virtual
+   * threads. With a JVMTI environment present, HotSpot reports every mount and unmount to JVMTI
+   * (JDK 25's VTMS transitions), and gmp4j under its agent pays that as well.
+   */
+  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, NOOP_AGENT, ONE_P})
+  public static class JdkAgent1P extends Primitives {
+    @Override
+    String mode() {
+      return "jdk";
+    }
+  }
+
+  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, NOOP_AGENT, TWO_P})
+  public static class JdkAgent2P extends Primitives {
     @Override
     String mode() {
       return "jdk";
