@@ -221,8 +221,10 @@ package io.gmp4j.runtime;
  *   the carrier, when the count is up     state   CPU since the start   so sysmon
  *   ran the G's code all along            R       about the count       hands the P off
  *   descheduled by the OS                 R       less                  keeps counting
- *   parked while pinned, or blocked       S, D    any                   hands the P off
- *   in a native call not marked
+ *   parked while pinned                   S       any                   hands the P off
+ *   blocked (a native call not marked,    S, D    less, and none for    hands the P off
+ *   a JVM lock, a safepoint)                      half a hand-off
+ *   blocked, but it ran just before       S, D    less                  keeps counting
  * </pre>
  *
  * Whatever the OS says, a G that is in the middle of its unmount (JDK 25's PARKING, YIELDING,
@@ -237,10 +239,21 @@ package io.gmp4j.runtime;
  * The CPU time of a running thread is brought up to date at scheduler ticks and switches, so it
  * may lag by a tick: {@link CarrierCpu#TICK_NS} (4ms, HZ=250) is added before the compare, and a
  * hand-off shorter than a tick is wall time only. A G that ignores us on a busy host is still
- * handed off once it has had {@code preempt.handoff} less a tick of CPU. The state is a snapshot:
- * a carrier that is blocked at that instant (on a lock, at a safepoint) is handed off by the
- * wall-time rule, as before. Where the OS says nothing (not Linux) the count is wall time.
- * Cost: two small {@code /proc} reads when a count begins and each cycle after it is up.
+ * handed off once it has had {@code preempt.handoff} less a tick of CPU. Where the OS says
+ * nothing (not Linux) the count is wall time. Cost: one small {@code /proc} read each cycle
+ * while a count runs, and two more each cycle after it is up.
+ *
+ * <h3>'Blocked carriers'</h3>
+ *
+ * The state is a snapshot, and a carrier with its G mounted blocks for many reasons: a native
+ * call that nobody marked as a syscall (which should lose its P, as Go's sysmon retakes a P in a
+ * syscall), but also a JVM-internal lock, a safepoint, or a page fault. Handed off at the first
+ * sight of S, a spawn loop with polls at 2 Ps beside twenty busy threads lost its P with 4.9ms
+ * of CPU in a 21ms count, its G RUNNING. So a blocked carrier with less than the hand-off of CPU
+ * is handed off only once its CPU time has not moved for half a hand-off (sysmon reads it every
+ * cycle of the count): a call that really blocks loses its P at most half a hand-off later than
+ * before, and a carrier that merely paused keeps it. A G parked while pinned is handed off at
+ * once, as before: its carrier will not run until someone unparks it.
  *
  * <h3>Cost</h3>
  *
@@ -284,6 +297,8 @@ final class HogHandoff {
   private long[] seenLast = new long[0];
   private long[] seenIgnored = new long[0];
   private long[] seenCpu = new long[0]; // the M's CPU time when the count began, or UNKNOWN
+  private long[] seenCpuLast = new long[0]; // the M's CPU time at the last look, or UNKNOWN
+  private long[] seenCpuMoved = new long[0]; // when sysmon last saw that CPU time move
 
   /** Whether this cycle's sleep overran by more than {@link #pauseSlackNs}. Confined to sysmon. */
   private boolean overslept;
@@ -357,6 +372,8 @@ final class HogHandoff {
       seenLast = new long[nprocs];
       seenIgnored = new long[nprocs];
       seenCpu = new long[nprocs];
+      seenCpuLast = new long[nprocs];
+      seenCpuMoved = new long[nprocs];
     }
     Machine mp = pp.m;
     if (mp == null) {
@@ -369,7 +386,16 @@ final class HogHandoff {
       seenLast[i] = now;
       seenIgnored[i] = 0;
       seenCpu[i] = carrierCpu ? CarrierCpu.cpuNanos(mp.tid) : CarrierCpu.UNKNOWN;
+      seenCpuLast[i] = seenCpu[i];
+      seenCpuMoved[i] = now;
       return false;
+    }
+    if (seenCpu[i] != CarrierCpu.UNKNOWN) {
+      long cpu = CarrierCpu.cpuNanos(mp.tid); // 'Blocked carriers': when did it last run?
+      if (cpu != seenCpuLast[i]) {
+        seenCpuLast[i] = cpu;
+        seenCpuMoved[i] = now;
+      }
     }
     long counted = now - seenLast[i];
     if (overslept) {
@@ -378,7 +404,7 @@ final class HogHandoff {
     }
     seenLast[i] = now;
     long ignored = seenIgnored[i] += Math.max(0, counted);
-    if (ignored < handoffNs || notIgnoring(mp, seenCpu[i])) {
+    if (ignored < handoffNs || notIgnoring(mp, seenCpu[i], now - seenCpuMoved[i])) {
       return false;
     }
     Goroutine gp = mp.curg; // written only between runs, so this run's G
@@ -409,11 +435,12 @@ final class HogHandoff {
 
   /**
    * Whether the G on M {@code mp}, whose carrier's CPU time was {@code cpuAtStart} when the
-   * count began, is not ignoring us after all: it is in the middle of its unmount, or its carrier
-   * wants a CPU and has had less than {@code preempt.handoff} of it (less one tick of lag). See
-   * 'Carrier time'. Called only by sysmon.
+   * count began and last moved {@code sinceCpuMoved} ago, is not ignoring us after all: it is in
+   * the middle of its unmount, or its carrier has had less than {@code preempt.handoff} of CPU
+   * (less one tick of lag) and wants a CPU, or is blocked but ran within half a hand-off. See
+   * 'Carrier time' and 'Blocked carriers'. Called only by sysmon.
    */
-  private boolean notIgnoring(Machine mp, long cpuAtStart) {
+  private boolean notIgnoring(Machine mp, long cpuAtStart, long sinceCpuMoved) {
     Goroutine gp = mp.curg;
     if (unmounting(gp) || sched.lock.hasQueuedThread(mp)
         || (gp != null && sched.lock.hasQueuedThread(gp.thread))) {
@@ -423,8 +450,14 @@ final class HogHandoff {
       return false;
     }
     long cpu = CarrierCpu.cpuNanos(mp.tid);
-    return cpu != CarrierCpu.UNKNOWN && cpu - cpuAtStart + CarrierCpu.TICK_NS < handoffNs
-        && CarrierCpu.runnable(mp.tid);
+    if (cpu == CarrierCpu.UNKNOWN || cpu - cpuAtStart + CarrierCpu.TICK_NS >= handoffNs) {
+      return false; // it had the CPU for the whole hand-off: it does ignore us
+    }
+    if (CarrierCpu.runnable(mp.tid)) {
+      return true; // starved by the OS
+    }
+    // Blocked: see 'Blocked carriers'.
+    return !parkedPinned(gp) && sinceCpuMoved < handoffNs / 2;
   }
 
   /**
