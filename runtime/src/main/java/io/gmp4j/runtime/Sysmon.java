@@ -37,8 +37,10 @@ import java.util.concurrent.locks.LockSupport;
  * its P up only through the hog hand-off, which needs sysmon awake. (Go's sysmon sleeps then,
  * because Go's stop can always preempt.) Go's deep sleep also ends at the next timer, and its
  * timers live in the Ps, so a P that starts running without waking sysmon costs Go at most the
- * time to the next timer. Ours are the JDK's, which sysmon cannot see: a deep sleep lasts up to
- * a second, and every P that starts running must wake sysmon. One place does, Machine.acquireP,
+ * time to the next timer. Ours live in the Ps too with the agent ('Timers on the P' in {@link
+ * Timers}), but the M that wakes for them takes an idle P like any other; without the agent they
+ * are the JDK's, which sysmon cannot see. So a deep sleep lasts up to a second, and every P that
+ * starts running must wake sysmon. One place does, Machine.acquireP,
  * which every P leaving the idle list goes through. Waking from startM alone (as before issue
  * 16) missed the M that takes a P back itself, in findRunnable's 'Delicate dance':
  *
@@ -221,6 +223,7 @@ final class Sysmon extends Thread {
         } else {
           idle++;
         }
+        checkOverdueTimers();
         if (hog != null) {
           hog.flushReports(now);
         }
@@ -233,6 +236,31 @@ final class Sysmon extends Thread {
     } catch (Throwable t) {
       System.err.println("gmp4j: fatal error: sysmon died: " + t);
       t.printStackTrace();
+    }
+  }
+
+  /**
+   * A timer overdue by this much while a P is idle is one that no M woke for; a due timer's own
+   * sleeper M normally runs it within a few tens of microseconds (its park's timer slack), so 1ms
+   * keeps sysmon from racing it and still bounds a lost wake-up to about one sysmon period.
+   */
+  private static final long OVERDUE_NS = 1_000_000L;
+
+  /**
+   * Go 1.14's sysmon: "There are timers that should have already run, perhaps because there is
+   * an unpreemptible P. Try to start an M to run them." With an idle P, wakeP starts a spinning
+   * M, which steals due timers on its last pass ('Timers on the P' in {@link Timers}); with none,
+   * every P runs and runs its own timers when it schedules. Costs one volatile load per P when
+   * no P is idle or there are no timers. Called only by sysmon.
+   */
+  private void checkOverdueTimers() {
+    if (sched.npidle == 0) {
+      return;
+    }
+    long next = Timers.timeSleepUntil(sched.allp);
+    if (next != 0 && Timers.nanotime() - next > OVERDUE_NS) {
+      sched.overdueTimerWakeups.increment();
+      sched.wakeP();
     }
   }
 
