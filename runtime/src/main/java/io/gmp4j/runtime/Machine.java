@@ -387,6 +387,8 @@ final class Machine extends Thread {
       // Go: pp.timers.check. Runs due timers; this can make Gs ready, into pp's runnext. One
       // volatile load when pp has no timers: see 'Timers on the P' in Timers.
       pp.timers.checkTimers(0, true);
+      // Beyond Go: the due timers of the other Ps too ('Overdue timers on running Ps').
+      sched.timerSleeper.checkOverdue(pp);
       // Check the global runnable queue once in a while to ensure fairness. Otherwise two
       // goroutines can completely occupy the local runqueue by constantly respawning each
       // other.

@@ -264,6 +264,9 @@ public final class Sched {
   /** Times sysmon found a timer overdue with a P idle and woke a P (extra counter). */
   final LongAdder overdueTimerWakeups = new LongAdder();
 
+  /** Times sysmon asked a G to yield for an overdue timer, no P being idle (extra counter). */
+  final LongAdder overdueTimerPreempts = new LongAdder();
+
   /**
    * sysmon, or null for a scheduler that has none (white-box tests). Set once, before the first
    * G or M starts (which publishes it).
@@ -519,6 +522,14 @@ public final class Sched {
     Sysmon sm = sysmon;
     if (sm != null) {
       sm.wake();
+    }
+  }
+
+  /** A timer was added while every P runs: see 'Overdue timers' in Sysmon. Any thread. */
+  void timerOnBusyPs(long when) {
+    Sysmon sm = sysmon;
+    if (sm != null) {
+      sm.timerAdded(when);
     }
   }
 

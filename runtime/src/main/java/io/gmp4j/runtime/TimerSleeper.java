@@ -61,10 +61,12 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class TimerSleeper {
   private static final VarHandle SLEEPER;
+  private static final VarHandle HINT;
 
   static {
     try {
       SLEEPER = MethodHandles.lookup().findVarHandle(TimerSleeper.class, "sleeper", Machine.class);
+      HINT = MethodHandles.lookup().findVarHandle(TimerSleeper.class, "hint", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -87,6 +89,19 @@ final class TimerSleeper {
   /** Times the sleeper woke because a timer was due (extra metric). Sleeper only; racy reads. */
   private volatile long wakeups;
 
+  /**
+   * 'Overdue timers on running Ps': at most the earliest when of every waiting timer, 0 when
+   * none is known. Lowered by CAS by every adder ({@link #wakeNetPoller}); raised only by {@link
+   * #checkOverdue}, by a CAS from the value it read. Invariant: a waiting timer's when is at
+   * least the hint, except between an add's timer0When store and its CAS (the Dekker in
+   * checkOverdue covers that). Non-invariant: the hint may be below every timer (one ran or was
+   * cancelled), which costs one scan.
+   */
+  private volatile long hint;
+
+  /** Timers that checkOverdue ran for another, running P (extra metric). Racy. */
+  private volatile long overdueRuns;
+
   TimerSleeper(Sched sched) {
     this.sched = sched;
   }
@@ -96,6 +111,7 @@ final class TimerSleeper {
    * on a P going idle. See step 4. Any thread but the sleeper; must not hold sched.lock.
    */
   void wakeNetPoller(long when) {
+    lowerHint(when);
     Machine m = sleeper; // volatile, after the caller's volatile timer0When store
     if (m != null) {
       long until = pollUntil;
@@ -104,6 +120,8 @@ final class TimerSleeper {
       }
     } else if (sched.npidle > 0) {
       sched.wakeP(); // no-op while an M spins: that M sleeps or steals after its passes
+    } else {
+      sched.timerOnBusyPs(when); // every P runs: 'Overdue timers' in Sysmon
     }
   }
 
@@ -167,6 +185,59 @@ final class TimerSleeper {
       pollUntil = 0;
       sleeper = null; // volatile: an adder from now on wakes a P instead
     }
+  }
+
+  /** Lowers {@link #hint} to {@code when} unless it is lower already. Any thread. */
+  private void lowerHint(long when) {
+    for (; ; ) {
+      long h = hint;
+      if ((h != 0 && h <= when) || HINT.compareAndSet(this, h, when)) { // full fence
+        return;
+      }
+    }
+  }
+
+  /**
+   * Beyond Go, 'Overdue timers on running Ps': an M that schedules on {@code pp} runs the due
+   * timers of the other Ps too, and their Gs come to pp's runnext. Go runs a P's timers only when
+   * that P schedules, or when an idle P steals them; behind CPU-bound Gs that is a full time slice
+   * after the sleeper parked (Go's p50 overshoot of a 1 ms sleep beside four hogs at 2 Ps: 19 ms),
+   * though another P's M schedules sooner. With this the first P to schedule runs it. Cost: one
+   * volatile load while no timer waits, and one nanoTime while one does (Go's checkTimers reads
+   * the clock then too); the Ps are scanned only when the hint says a timer is due. Called only
+   * by the M holding pp, in findRunnable, after pp's own timers. Returns whether a task ran.
+   */
+  boolean checkOverdue(Processor pp) {
+    long h = hint; // volatile
+    if (h == 0) {
+      return false;
+    }
+    long now = Timers.nanotime();
+    if (now < h) {
+      return false;
+    }
+    boolean ran = false;
+    Processor[] allp = sched.allp; // stable while we hold a P
+    for (Processor p2 : allp) {
+      long w = p2.timers.nobarrierWakeTime();
+      if (p2 != pp && w != 0 && w <= now && p2.timers.checkTimers(now, false)) {
+        ran = true;
+        overdueRuns++;
+      }
+    }
+    long next = Timers.timeSleepUntil(allp);
+    if (HINT.compareAndSet(this, h, next)) { // full fence, then the re-read: an adder that read
+      long again = Timers.timeSleepUntil(allp); // the old hint published its timer0When first
+      if (again != 0 && (next == 0 || again < next)) {
+        lowerHint(again);
+      }
+    }
+    return ran;
+  }
+
+  /** checkOverdue's runs for other Ps. Any thread; racy. */
+  long overdueRuns() {
+    return overdueRuns;
   }
 
   /** The sleeping M, or null; for schedtrace detail and tests. Any thread; racy. */
