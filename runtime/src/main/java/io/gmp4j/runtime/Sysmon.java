@@ -287,7 +287,7 @@ final class Sysmon extends Thread {
    * schedules, runs the due timers of every P ('Overdue timers on running Ps' in {@link
    * TimerSleeper}), and the sleeper runs next. The yielded G goes to the global queue as after
    * any preemption, having had at least OVERDUE_NS. sysmon's sleep is shortened to be awake
-   * then. Costs one volatile load per P per cycle when there are no timers. Called only by sysmon,
+   * then, and woken early for a timer due sooner than it would wake ({@link #timerAdded}). Costs one volatile load per P per cycle when there are no timers. Called only by sysmon,
    * after retake (which refreshed pdSchedwhen).
    */
   private void checkOverdueTimers(long now) {
@@ -334,7 +334,8 @@ final class Sysmon extends Thread {
         }
       }
     }
-    timerDelayUs = 20; // until the timer ran: its M may be descheduled, or the G pinned
+    // No shorter sleep from here on: a G that cannot yield (pinned, or code without polls)
+    // keeps the request pending, and sysmon looks again at its own pace.
   }
 
   /**

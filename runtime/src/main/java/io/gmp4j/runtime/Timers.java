@@ -52,6 +52,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>An idle M with no G to run sleeps until the earliest timer of all Ps instead of for
  *       good, and then steals the due timers: 'Timer sleep' in {@link TimerSleeper}. sysmon
  *       starts a spinning M when a timer is overdue and a P is idle (Go 1.14's sysmon).
+ *   <li>Beyond Go: a P that schedules runs the due timers of the other Ps too ('Overdue timers
+ *       on running Ps' in TimerSleeper), and with no P idle sysmon asks the G with the oldest
+ *       slice to yield once a timer is 1ms overdue ('Overdue timers' in {@link Sysmon}). Go
+ *       leaves such a timer to its own P's next schedule, a whole time slice behind CPU-bound
+ *       Gs.
  *   <li>procresize moves a removed P's waiting timers to a remaining P (Go's moveTimers, in
  *       p.destroy) and drops its deleted ones.
  * </ol>
