@@ -271,6 +271,13 @@ final class AgentInstaller {
         ClassFileLocator.ForClassLoader.of(AgentInstaller.class.getClassLoader());
     TypePool pool = TypePool.Default.of(locator);
     Advice ctorAdvice = Advice.to(pool.describe(VirtualThreadInstrumentation.ADVICE).resolve(), locator);
+    // Timers on the P: without this shape timeouts stay on the JDK's timer threads.
+    String scheduleShape = VirtualThreadInstrumentation.checkScheduleShape();
+    if (scheduleShape != null) {
+      Stderr.line("gmp4j: " + scheduleShape + "; timeouts stay on the JDK's timer threads");
+    }
+    Advice scheduleAdvice = scheduleShape != null ? null : Advice.to(
+        pool.describe(VirtualThreadInstrumentation.SCHEDULE_ADVICE).resolve(), locator);
 
     String fjwtShape = ForkJoinWorkerThreadInstrumentation.checkShape();
     if (fjwtShape != null) {
@@ -288,8 +295,11 @@ final class AgentInstaller {
         // classes this builder ever touches.
         .ignore(none())
         .type(named(VirtualThreadInstrumentation.TYPE))
-        .transform((b, type, loader, module, domain) ->
-            b.visit(ctorAdvice.on(VirtualThreadInstrumentation.constructor())));
+        .transform((b, type, loader, module, domain) -> {
+          b = b.visit(ctorAdvice.on(VirtualThreadInstrumentation.constructor()));
+          return scheduleAdvice == null ? b
+              : b.visit(scheduleAdvice.on(VirtualThreadInstrumentation.schedule()));
+        });
     if (fjwtAdvice != null) {
       builder = builder
           .type(named(ForkJoinWorkerThreadInstrumentation.TYPE))

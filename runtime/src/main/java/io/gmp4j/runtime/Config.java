@@ -47,6 +47,8 @@ public final class Config {
     KEYS.put("maxthreads.exceeded", "fatal (Go: print and exit 2) or queue (start no thread)");
     KEYS.put("idlethreadtimeout", "a duration such as 30s: how long an idle thread waits before"
         + " it exits (at least 100us)");
+    KEYS.put("timers", "p (the timeouts of timed parks on the Ps' timer heaps, as Go; with the"
+        + " agent) or jdk (on the JDK's timer threads)");
     KEYS.put("exporter.port", "a TCP port 1-65535 for the agent's HTTP endpoint, 0 for off");
     KEYS.put("exporter.host", "the address the endpoint binds to, e.g. 127.0.0.1 or 0.0.0.0");
     // Read by the agent only (io.gmp4j.agent.jfr); defined here so that one table validates all.
@@ -89,6 +91,11 @@ public final class Config {
       switch (key) {
         case "maxthreads.exceeded" -> {
           if (!v.equals("fatal") && !v.equals("queue")) {
+            throw new NumberFormatException();
+          }
+        }
+        case "timers" -> {
+          if (!v.equals("p") && !v.equals("jdk")) {
             throw new NumberFormatException();
           }
         }
@@ -303,6 +310,11 @@ public final class Config {
 
   static boolean queueOnThreadLimit() {
     return "queue".equals(get("maxthreads.exceeded"));
+  }
+
+  /** Option timers: see 'Timers on the P' in {@link Timers}. */
+  static boolean timersOnP() {
+    return !"jdk".equals(get("timers"));
   }
 
   static long idleThreadTimeoutNanos() {

@@ -40,6 +40,38 @@ public final class Hooks {
   }
 
   /**
+   * Advice on JDK 25's {@code private Future<?> VirtualThread.schedule(Runnable, long,
+   * TimeUnit)}, which schedules the timeout of a timed park or timed wait: for a thread whose
+   * scheduler is a G, called on the carrier (our M) after the unmount, the timer goes on the
+   * heap of that M's P and is returned; null leaves the JDK's own timer threads to it (not a G,
+   * option timers=jdk, an M whose P sysmon retook, any failure). See 'Timers on the P' in
+   * {@link Timers}. Never throws.
+   */
+  public static java.util.concurrent.Future<?> schedule(Executor scheduler, Runnable task,
+      long delay, java.util.concurrent.TimeUnit unit) {
+    try {
+      if (scheduler instanceof Goroutine gp && gp.sched.timersOnP
+          && Thread.currentThread() instanceof Machine mp && mp.sched == gp.sched) {
+        // The M's P only under a claim: sysmon may retake it from a run ('Hog hand-off').
+        Processor pp = mp.tryClaimP(false);
+        if (pp != null) {
+          Timers.Timer t;
+          try {
+            t = pp.timers.addtimer(task, delay, unit);
+          } finally {
+            mp.unclaimP();
+          }
+          gp.sched.timerSleeper.wakeNetPoller(t.when);
+          return t;
+        }
+      }
+    } catch (Throwable t) {
+      // the JDK's timer threads take it
+    }
+    return null;
+  }
+
+  /**
    * Advice on {@code ForkJoinWorkerThread.hasKnownQueuedWork()}, which j.u.c's
    * LinkedTransferQueue and SynchronousQueue ask before they spin: answers "do not spin" by Go's
    * sync_runtime_canSpin rule when the caller is a G. Spinning is useless when no other P is

@@ -384,6 +384,11 @@ final class Machine extends Thread {
         continue;
       }
       inheritTime = false;
+      // Go: pp.timers.check. Runs due timers; this can make Gs ready, into pp's runnext. One
+      // volatile load when pp has no timers: see 'Timers on the P' in Timers.
+      pp.timers.checkTimers(0, true);
+      // Beyond Go: the due timers of the other Ps too ('Overdue timers on running Ps').
+      sched.timerSleeper.checkOverdue(pp);
       // Check the global runnable queue once in a while to ensure fairness. Otherwise two
       // goroutines can completely occupy the local runqueue by constantly respawning each
       // other.
@@ -511,8 +516,31 @@ final class Machine extends Thread {
           continue top;
         }
       }
+      // Timers on the P: the M that sleeps until the next timer, instead of for good ('Timer
+      // sleep' in TimerSleeper). It comes back with an idle P only when a timer is due.
+      if (timerSleep()) {
+        continue;
+      }
       stopM();
     }
+  }
+
+  /**
+   * Go's blocking netpoll until the next timer ('Timer sleep' in {@link TimerSleeper}): returns
+   * true holding a P, on which the due timers of every P ran. Called only by this M, holding no
+   * P and not spinning.
+   */
+  private boolean timerSleep() {
+    Processor pp = sched.timerSleeper.sleep(this);
+    if (pp == null) {
+      return false;
+    }
+    acquireP(pp);
+    long now = Timers.nanotime();
+    for (Processor p2 : sched.allp) { // stable while we hold a P: procresize needs every P
+      p2.timers.checkTimers(now, p2 == pp);
+    }
+    return true;
   }
 
   /**
@@ -532,6 +560,15 @@ final class Machine extends Thread {
           return null; // the caller goes back to the top and stops
         }
         Processor p2 = allp[e.position()];
+        // Go: steal timers on the last pass, from idle Ps too ('Timers on the P' in Timers).
+        // Running them may have readied Gs into our runq (runnext first); run one now.
+        if (stealRunNextG && p2 != pp && p2.timers.checkTimers(0, false)) {
+          Goroutine gp = pp.runqGet();
+          if (gp != null) {
+            inheritTime = pp.lastGetInheritsTime();
+            return gp;
+          }
+        }
         // Don't bother to attempt to steal if p2 is idle.
         if (p2 != pp && p2.status != Processor.IDLE) {
           boolean trace = Trace.on(Trace.RUNQ_STEAL);

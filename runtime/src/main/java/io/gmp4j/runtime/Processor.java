@@ -124,6 +124,9 @@ final class Processor {
   /** The open ProcIdle event (a TraceEvents.ProcIdle), or null. Under sched.lock. */
   Object traceIdle;
 
+  /** Go's pp.timers: this P's timer heap, 'Timers on the P' in {@link Timers}. Final. */
+  final Timers timers = new Timers(this);
+
   private final Goroutine[] runq = new Goroutine[RUNQ_SIZE];
 
   /** Consumers' index. CAS with release by the owner and thieves; loaded with acquire. */

@@ -247,6 +247,23 @@ public final class Sched {
   /** Go's sched.customGOMAXPROCS: the user chose GOMAXPROCS, so sysmon does not follow CPUs. */
   volatile boolean customGomaxprocs;
 
+  // --- timers: 'Timers on the P' in Timers ---
+  /** The M that sleeps until the next timer: 'Timer sleep' in {@link TimerSleeper}. Final. */
+  final TimerSleeper timerSleeper = new TimerSleeper(this);
+
+  /**
+   * Option {@code timers}: true (p, the default) puts the timeouts of Gs' timed parks on the Ps'
+   * heaps (with the agent); false (jdk) leaves them on the JDK's timer threads. Set once by
+   * init; read by Hooks.schedule.
+   */
+  volatile boolean timersOnP = true;
+
+  /** Times sysmon found a timer overdue with a P idle and woke a P (extra counter). */
+  final LongAdder overdueTimerWakeups = new LongAdder();
+
+  /** Times sysmon asked a G to yield for an overdue timer, no P being idle (extra counter). */
+  final LongAdder overdueTimerPreempts = new LongAdder();
+
   /**
    * sysmon, or null for a scheduler that has none (white-box tests). Set once, before the first
    * G or M starts (which publishes it).
@@ -292,6 +309,7 @@ public final class Sched {
       s.maxmcount = Config.maxThreads();
       s.queueOnThreadLimit = Config.queueOnThreadLimit();
       s.idleThreadTimeoutNanos = Config.idleThreadTimeoutNanos();
+      s.timersOnP = Config.timersOnP();
       s.startSysmon(Config.timesliceNanos(), Config.handoffNanos(), Config.schedtraceMillis(),
           Config.scheddetail(), Config.updateMaxProcs());
       Trace.install(s);
@@ -526,6 +544,14 @@ public final class Sched {
     }
   }
 
+  /** A timer was added while every P runs: see 'Overdue timers' in Sysmon. Any thread. */
+  void timerOnBusyPs(long when) {
+    Sysmon sm = sysmon;
+    if (sm != null) {
+      sm.timerAdded(when);
+    }
+  }
+
   /**
    * Go's handoffp: gives P {@code pp} (idle, on no list, no M) to an M if there is anything for
    * it to do, else puts it on the idle list. Returns the M it started, or null (for the trace).
@@ -541,6 +567,7 @@ public final class Sched {
     if (nmspinning.get() + npidle == 0 && nmspinning.compareAndSet(0, 1)) {
       return startM(pp, true);
     }
+    long when = -1; // ≥ 0 once pp is idle: its next timer, 0 for none
     lock.lock();
     try {
       if (gcwaiting) {
@@ -552,10 +579,17 @@ public final class Sched {
         // Go also starts an M here for the last running P when nobody polls the network; the
         // JDK polls sockets itself, so there is no network poller to keep alive.
         pidleput(pp);
-        return null;
+        when = pp.timers.nobarrierWakeTime();
       }
     } finally {
       lock.unlock();
+    }
+    if (when >= 0) {
+      // Go: an idle P with timers needs an M that wakes for them ('Timer sleep').
+      if (when > 0) {
+        timerSleeper.wakeNetPoller(when);
+      }
+      return null;
     }
     return startM(pp, false);
   }
@@ -1043,6 +1077,7 @@ public final class Sched {
     }
     for (int i = old.length - 1; i >= nprocs; i--) {
       old[i].runqDrainToGlobalHead(); // Go's p.destroy
+      next[i % nprocs].timers.moveTimers(old[i].timers); // Go's p.destroy: moveTimers
       old[i].status = Processor.DEAD;
     }
     allp = next;

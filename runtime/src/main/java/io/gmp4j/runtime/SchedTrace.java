@@ -47,7 +47,7 @@ final class SchedTrace {
               .append(" syscalltick=").append(Integer.toUnsignedString(pp.syscalltick))
               .append(" m=").append(mp == null ? "nil" : String.valueOf(mp.id))
               .append(" runqsize=").append(pp.runqSize())
-              .append(" gfreecnt=0 timerslen=0\n");
+              .append(" gfreecnt=0 timerslen=").append(pp.timers.numTimers()).append('\n');
         } else {
           sb.append(' ');
           if (i == 0) {

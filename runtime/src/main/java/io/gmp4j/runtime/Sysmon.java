@@ -37,8 +37,10 @@ import java.util.concurrent.locks.LockSupport;
  * its P up only through the hog hand-off, which needs sysmon awake. (Go's sysmon sleeps then,
  * because Go's stop can always preempt.) Go's deep sleep also ends at the next timer, and its
  * timers live in the Ps, so a P that starts running without waking sysmon costs Go at most the
- * time to the next timer. Ours are the JDK's, which sysmon cannot see: a deep sleep lasts up to
- * a second, and every P that starts running must wake sysmon. One place does, Machine.acquireP,
+ * time to the next timer. Ours live in the Ps too with the agent ('Timers on the P' in {@link
+ * Timers}), but the M that wakes for them takes an idle P like any other; without the agent they
+ * are the JDK's, which sysmon cannot see. So a deep sleep lasts up to a second, and every P that
+ * starts running must wake sysmon. One place does, Machine.acquireP,
  * which every P leaving the idle list goes through. Waking from startM alone (as before issue
  * 16) missed the M that takes a P back itself, in findRunnable's 'Delicate dance':
  *
@@ -153,6 +155,19 @@ final class Sysmon extends Thread {
     return sysmonwait;
   }
 
+  /**
+   * 'Overdue timers': a timer was put on a running P while no P is idle, to fire at {@code
+   * when}. If sysmon sleeps past the moment it would be overdue, wake it to shorten its sleep;
+   * only a timer due sooner than sysmon's current sleep (up to 10ms) does, so a stream of timed
+   * parks costs about one wake-up per sysmon period at most. Any thread.
+   */
+  void timerAdded(long when) {
+    long until = sleepUntil; // volatile
+    if (until != 0 && until > when + OVERDUE_NS) {
+      LockSupport.unpark(this);
+    }
+  }
+
   /** Ends a deep sleep. Any thread; cheap when sysmon is awake. */
   void wake() {
     if (sysmonwait) {
@@ -181,12 +196,15 @@ final class Sysmon extends Thread {
         if (wantHandoff != (hog == null ? 0 : hog.handoffNs())) {
           hog = wantHandoff > 0 ? new HogHandoff(sched, wantHandoff, true) : null;
         }
+        long sleepUs = Math.min(delayUs, timerDelayUs); // 'Overdue timers' below
         long slept = System.nanoTime();
-        LockSupport.parkNanos(delayUs * 1000);
+        sleepUntil = Timers.nanotime() + sleepUs * 1000; // volatile, then the re-check in timerAdded
+        LockSupport.parkNanos(sleepUs * 1000);
+        sleepUntil = 0;
         long now = System.nanoTime();
         sched.coarseNow = now;
         if (hog != null) {
-          hog.startCycle(delayUs * 1000, now - slept); // see 'Pauses' in HogHandoff
+          hog.startCycle(sleepUs * 1000, now - slept); // see 'Pauses' in HogHandoff
         }
         int traceMs = schedtraceMs;
         if (traceMs <= 0 && nothingToWatch()) {
@@ -223,6 +241,7 @@ final class Sysmon extends Thread {
         } else {
           idle++;
         }
+        checkOverdueTimers(now);
         if (hog != null) {
           hog.flushReports(now);
         }
@@ -236,6 +255,89 @@ final class Sysmon extends Thread {
       System.err.println("gmp4j: fatal error: sysmon died: " + t);
       t.printStackTrace();
     }
+  }
+
+  /**
+   * A timer overdue by this much is one that no M ran. A due timer's own sleeper M normally runs
+   * it within a few tens of microseconds (its park's timer slack), and a P that schedules runs
+   * it at once; 1ms keeps sysmon from racing them, bounds a lost wake-up, and is the least slice
+   * a G gets before a sleeper's timer may cut it short (Linux's CFS gives a woken task a
+   * comparable 0.75-3ms minimum granularity).
+   */
+  private static final long OVERDUE_NS = 1_000_000L;
+
+  /**
+   * How long sysmon may sleep so as to be awake when the earliest timer on a running P becomes
+   * overdue, in us (a large value when there is none). Confined to sysmon.
+   */
+  private long timerDelayUs = Long.MAX_VALUE;
+
+  /**
+   * When sysmon's current sleep ends, in {@link Timers#nanotime()}; 0 while it is awake or in
+   * deep sleep. Written by sysmon (volatile, before it parks); read by {@link #timerAdded}.
+   */
+  private volatile long sleepUntil;
+
+  /**
+   * 'Overdue timers': Go 1.14's sysmon, "There are timers that should have already run, perhaps
+   * because there is an unpreemptible P. Try to start an M to run them." With an idle P, wakeP
+   * starts a spinning M, which steals due timers on its last pass ('Timers on the P' in {@link
+   * Timers}). With none, Go does nothing: every P runs, each runs its timers when it schedules,
+   * and a sleeper beside CPU-bound Gs waits a whole time slice plus a sysmon period (Go's p50
+   * overshoot of a 1ms sleep beside four hogs at 2 Ps: 19 ms). Beyond Go, sysmon then asks the G
+   * of the running P whose slice is oldest to yield, once that slice has run OVERDUE_NS: its M
+   * schedules, runs the due timers of every P ('Overdue timers on running Ps' in {@link
+   * TimerSleeper}), and the sleeper runs next. The yielded G goes to the global queue as after
+   * any preemption, having had at least OVERDUE_NS. sysmon's sleep is shortened to be awake
+   * then, and woken early for a timer due sooner than it would wake ({@link #timerAdded}). Costs one volatile load per P per cycle when there are no timers. Called only by sysmon,
+   * after retake (which refreshed pdSchedwhen).
+   */
+  private void checkOverdueTimers(long now) {
+    Processor[] allp = sched.allp;
+    long tnow = Timers.nanotime();
+    long next = 0;
+    for (Processor pp : allp) {
+      long w = pp.timers.nobarrierWakeTime();
+      if (w != 0 && (next == 0 || w < next)) {
+        next = w;
+      }
+    }
+    timerDelayUs = Long.MAX_VALUE;
+    if (next == 0) {
+      return;
+    }
+    long overdue = tnow - next;
+    if (overdue <= OVERDUE_NS) {
+      if (sched.npidle == 0) {
+        timerDelayUs = Math.max(20, (OVERDUE_NS - overdue) / 1000 + 1);
+      }
+      return;
+    }
+    if (sched.npidle > 0) {
+      sched.overdueTimerWakeups.increment();
+      sched.wakeP();
+      return;
+    }
+    int oldest = -1;
+    for (int i = 0; i < allp.length && i < pdSchedwhen.length; i++) {
+      if (allp[i].status == Processor.RUNNING
+          && (oldest < 0 || pdSchedwhen[i] < pdSchedwhen[oldest])) {
+        oldest = i;
+      }
+    }
+    if (oldest >= 0 && now - pdSchedwhen[oldest] >= OVERDUE_NS) {
+      Processor pp = allp[oldest];
+      Machine mp = pp.m;
+      Goroutine gp = mp == null ? null : mp.curg;
+      if (gp != null && gp.status() == Goroutine.RUNNING && Preempt.request(gp, pp, 0, "timer")) {
+        sched.overdueTimerPreempts.increment();
+        if (mp.curg != gp) {
+          Preempt.cancel(gp); // the run ended while we asked: as in Preempt.preemptOne
+        }
+      }
+    }
+    // No shorter sleep from here on: a G that cannot yield (pinned, or code without polls)
+    // keeps the request pending, and sysmon looks again at its own pace.
   }
 
   /**

@@ -1,0 +1,63 @@
+package example.apps;
+
+import java.util.Arrays;
+
+/**
+ * Issue 11's timer row as a plain program: a virtual thread sleeps 1 ms {@code args[1]} times
+ * beside {@code args[0]} CPU-bound virtual threads whose loops the agent polls. Prints the
+ * overshoot of each sleep past its 1 ms (p50, p90, p99, max in ms), {@code sleeps=}, and with
+ * {@code args[2]} = {@code trace} the scheduler's detail after the sleeps. A watchdog prints the
+ * scheduler's state and exits 3 after {@code args[3]} ms (default 60000).
+ *
+ * <p>Go's version of this (a goroutine doing {@code time.Sleep(time.Millisecond)} beside four
+ * {@code for {}} goroutines at GOMAXPROCS=2, Go 1.19 on this kind of machine) overshoots p50
+ * 19 ms: Go runs the sleeper's timer when the hog on the timer's P is preempted, which is a full
+ * time slice (10 ms, plus up to one 10 ms sysmon period) after the sleeper parked.
+ */
+public final class SleepBesideHogs {
+  static volatile boolean stop;
+  static volatile long sink;
+
+  public static void main(String[] args) throws Exception {
+    int hogs = Integer.parseInt(args[0]);
+    int n = Integer.parseInt(args[1]);
+    boolean trace = args.length > 2 && args[2].equals("trace");
+    AppSupport.watchdog(args.length > 3 ? Long.parseLong(args[3]) : 60_000, "SleepBesideHogs");
+    Thread[] hog = new Thread[hogs];
+    for (int i = 0; i < hogs; i++) {
+      hog[i] = Thread.ofVirtual().name("hog-" + i).start(() -> {
+        long x = 0;
+        while (!stop) {
+          x = x * 31 + 7; // the agent's back-edge poll is the only call-free way out
+        }
+        sink = x;
+      });
+    }
+    long[] over = new long[n];
+    Thread sleeper = Thread.ofVirtual().name("sleeper").start(() -> {
+      try {
+        Thread.sleep(50); // let the hogs take the Ps first
+        for (int i = 0; i < over.length; i++) {
+          long t0 = System.nanoTime();
+          Thread.sleep(1);
+          over[i] = System.nanoTime() - t0 - 1_000_000L;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    sleeper.join();
+    String detail = trace ? AppSupport.schedtrace() : "";
+    stop = true;
+    for (Thread h : hog) {
+      h.join();
+    }
+    long[] s = over.clone();
+    Arrays.sort(s);
+    System.out.println("sleeps=" + n);
+    System.out.printf("p50=%.3f%np90=%.3f%np99=%.3f%nmax=%.3f%n", s[n / 2] / 1e6,
+        s[n * 9 / 10] / 1e6, s[Math.min(n - 1, n * 99 / 100)] / 1e6, s[n - 1] / 1e6);
+    System.out.print(detail);
+    System.out.flush();
+  }
+}

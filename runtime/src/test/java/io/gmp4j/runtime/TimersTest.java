@@ -1,0 +1,252 @@
+package io.gmp4j.runtime;
+
+import static io.gmp4j.runtime.SchedTesting.dump;
+import static io.gmp4j.runtime.SchedTesting.poll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * 'Timers on the P' in {@link Timers} and 'Timer sleep' in {@link TimerSleeper}, white-box: the
+ * heap's order, lazy deletion and its sweep, cancel against run, the move in procresize, and the
+ * Ms that sleep for, steal and run timers. The JDK's timeout tasks reach these heaps only through
+ * the agent's advice (TimersIT); here the tasks are the test's own.
+ */
+class TimersTest {
+  private static final long HOUR = 3_600_000_000_000L;
+
+  /** A scheduler whose Ms (if any start) exit soon after the test. */
+  private static Sched sched(int procs) {
+    Sched s = new Sched(procs);
+    s.idleThreadTimeoutNanos = 20_000_000L;
+    return s;
+  }
+
+  @Test
+  @Timeout(value = 30, threadMode = SEPARATE_THREAD)
+  void dueTimersRunInWhenOrderAndOthersWait() {
+    Timers ts = sched(1).allp[0].timers;
+    assertFalse(ts.checkTimers(0, true), "no timers: nothing runs");
+    Random rnd = new Random(11);
+    List<Long> ran = new ArrayList<>();
+    List<Timers.Timer> all = new ArrayList<>();
+    for (int i = 0; i < 1000; i++) {
+      long[] when = new long[1];
+      Timers.Timer t = ts.addtimer(() -> ran.add(when[0]), 1 + rnd.nextInt(1_000_000),
+          TimeUnit.MICROSECONDS);
+      when[0] = t.when;
+      all.add(t);
+    }
+    Timers.Timer late = ts.addtimer(() -> ran.add(-1L), 1, TimeUnit.HOURS);
+    assertEquals(1001, ts.numTimers());
+    assertTrue(ts.checkTimers(Timers.nanotime() + 2_000_000_000L, true));
+    assertEquals(1000, ran.size(), ts.toString());
+    for (int i = 1; i < ran.size(); i++) {
+      assertTrue(ran.get(i - 1) <= ran.get(i), "out of order at " + i);
+    }
+    for (Timers.Timer t : all) {
+      assertTrue(t.isDone() && !t.isCancelled());
+      assertFalse(t.cancel(false), "a timer that ran cannot be cancelled");
+    }
+    assertEquals(late.when, ts.nobarrierWakeTime(), "the heap's top is the hour timer");
+    assertFalse(late.isDone());
+  }
+
+  @Test
+  @Timeout(value = 30, threadMode = SEPARATE_THREAD)
+  void cancelledTimersNeverRunAndTheOwnerSweepsThem() {
+    Timers ts = sched(1).allp[0].timers;
+    AtomicInteger ran = new AtomicInteger();
+    List<Timers.Timer> all = new ArrayList<>();
+    for (int i = 0; i < 400; i++) {
+      all.add(ts.addtimer(ran::incrementAndGet, 10_000 + i, TimeUnit.MILLISECONDS));
+    }
+    for (int i = 0; i < 400; i += 2) {
+      assertTrue(all.get(i).cancel(false));
+      assertFalse(all.get(i).cancel(false), "a second cancel reports false");
+      assertTrue(all.get(i).isCancelled() && all.get(i).isDone());
+    }
+    assertEquals(200, ts.deletedTimers.get());
+    // Not due, but more than a quarter deleted: the owner sweeps; a thief would not.
+    assertFalse(ts.checkTimers(Timers.nanotime(), false));
+    assertEquals(400, ts.numTimers());
+    assertFalse(ts.checkTimers(Timers.nanotime(), true));
+    assertEquals(200, ts.numTimers(), ts.toString());
+    assertEquals(0, ts.deletedTimers.get());
+    assertTrue(ts.checkTimers(Timers.nanotime() + HOUR, true));
+    assertEquals(200, ran.get(), "only the waiting half ran");
+    assertEquals(0, ts.numTimers());
+    assertEquals(0, ts.nobarrierWakeTime(), "an empty heap: timer0When 0");
+  }
+
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void aCancelRacingTheRunLosesOrWinsButNeverBoth() throws Exception {
+    Sched s = sched(2);
+    Timers ts = s.allp[0].timers;
+    for (int round = 0; round < 200; round++) {
+      int n = 200;
+      AtomicInteger[] runs = new AtomicInteger[n];
+      Timers.Timer[] t = new Timers.Timer[n];
+      for (int i = 0; i < n; i++) {
+        AtomicInteger c = runs[i] = new AtomicInteger();
+        t[i] = ts.addtimer(c::incrementAndGet, 0, TimeUnit.NANOSECONDS);
+      }
+      boolean[] cancelled = new boolean[n];
+      CountDownLatch go = new CountDownLatch(1);
+      Thread canceller = Thread.ofPlatform().start(() -> {
+        try {
+          go.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        for (int i = n - 1; i >= 0; i--) {
+          cancelled[i] = t[i].cancel(false);
+        }
+      });
+      go.countDown();
+      ts.checkTimers(Timers.nanotime() + HOUR, true);
+      canceller.join();
+      ts.checkTimers(Timers.nanotime() + HOUR, true); // removes what the canceller deleted
+      for (int i = 0; i < n; i++) {
+        assertEquals(cancelled[i] ? 0 : 1, runs[i].get(), "round " + round + " timer " + i);
+      }
+      assertEquals(0, ts.numTimers());
+    }
+  }
+
+  /**
+   * GOMAXPROCS 3 → 1 with 20 timers on the removed Ps, 8 of them cancelled: the 12 waiting ones
+   * move to P0 (the deleted ones are dropped),
+   * and the M that the restart wakes sleeps until the first and runs them all.
+   */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void timersSurviveAProcresizeAndStillFire() throws Exception {
+    Sched s = sched(3);
+    ConcurrentLinkedQueue<String> ran = new ConcurrentLinkedQueue<>();
+    List<String> cancelled = new ArrayList<>();
+    for (int p = 1; p < 3; p++) {
+      for (int i = 0; i < 10; i++) {
+        String name = "P" + p + "." + i;
+        Timers.Timer t = s.allp[p].timers.addtimer(
+            () -> ran.add(name + "@" + Thread.currentThread().getName()), 200 + i,
+            TimeUnit.MILLISECONDS);
+        if (i % 3 == 0) {
+          assertTrue(t.cancel(false));
+          cancelled.add(name + "@");
+        }
+      }
+    }
+    assertEquals(3, s.gomaxprocs(1));
+    Timers p0 = s.allp[0].timers;
+    assertEquals(12, p0.numTimers(), "the 12 waiting timers moved to P0: " + p0);
+    assertTrue(poll(10_000, () -> ran.size() == 12), "moved timers did not fire: " + ran + "\n"
+        + dump(s));
+    for (String r : ran) {
+      assertTrue(r.contains("@gmp-m"), "a timer ran off our Ms: " + r);
+    }
+    Thread.sleep(50); // a cancelled timer that ran anyway would show up by now
+    for (String c : cancelled) {
+      assertFalse(ran.stream().anyMatch(r -> r.startsWith(c)), c + " ran though cancelled");
+    }
+    assertEquals(12, ran.size(), ran.toString());
+    assertEquals(0, p0.numTimers(), dump(s));
+  }
+
+  /**
+   * A timer on an idle P with every M parked: wakeNetPoller starts an M, which sleeps until the
+   * timer ('Timer sleep') and runs it on time; a G the task unparks runs next on that M (the
+   * runnext of the P that ran the timer). One P, so no thief can take the G from runnext.
+   */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void theTimerSleeperWakesOnTimeAndTheWokenGRunsNextOnItsM() throws Exception {
+    Sched s = sched(1);
+    AtomicReference<Thread> vt = new AtomicReference<>();
+    AtomicReference<String> wokenOn = new AtomicReference<>();
+    AtomicReference<String> timerOn = new AtomicReference<>();
+    CountDownLatch parked = new CountDownLatch(1);
+    CountDownLatch done = new CountDownLatch(1);
+    Thread g = s.newBuilder().start(() -> {
+      vt.set(Thread.currentThread());
+      parked.countDown();
+      while (timerOn.get() == null) {
+        LockSupport.park();
+      }
+      Thread carrier = VirtualThreads.carrier(Thread.currentThread());
+      wokenOn.set(carrier == null ? "none" : carrier.getName());
+      done.countDown();
+    });
+    parked.await();
+    assertTrue(poll(5_000, () -> s.npidle == 1), "the P never went idle: " + dump(s));
+    {
+      long t0 = System.nanoTime();
+      long[] firedAt = new long[1];
+      Timers.Timer t = s.allp[0].timers.addtimer(() -> {
+        firedAt[0] = System.nanoTime();
+        timerOn.set(Thread.currentThread().getName());
+        LockSupport.unpark(vt.get());
+      }, 20, TimeUnit.MILLISECONDS);
+      s.timerSleeper.wakeNetPoller(t.when);
+      assertTrue(done.await(10, TimeUnit.SECONDS), "the timer never fired: " + dump(s));
+      g.join();
+      long late = (firedAt[0] - t0) / 1_000_000 - 20;
+      assertTrue(late >= 0 && late < 2_000, "fired " + late + " ms late");
+      assertEquals(timerOn.get(), wokenOn.get(), "the woken G ran elsewhere: " + dump(s));
+      assertTrue(timerOn.get().startsWith("gmp-m"), "ran on " + timerOn.get());
+    }
+  }
+
+  /**
+   * Stealing: a timer on a P whose M never schedules (its G spins without polls) runs on
+   * another P: the M that sleeps for it takes the idle P and runs it there.
+   */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void anIdlePStealsTheTimerOfABusyP() throws Exception {
+    Sched s = sched(2);
+    AtomicReference<Boolean> stop = new AtomicReference<>(false);
+    AtomicReference<Processor> busy = new AtomicReference<>();
+    Thread hog = s.newBuilder().start(() -> {
+      Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+      busy.set(gp.runningM().p);
+      while (!stop.get()) {
+        Thread.onSpinWait(); // no poll: this P schedules again only when we stop
+      }
+    });
+    try {
+      assertTrue(poll(5_000, () -> busy.get() != null && s.npidle == 1), dump(s));
+      Processor pp = busy.get();
+      AtomicReference<String> ranOn = new AtomicReference<>();
+      long t0 = System.nanoTime();
+      long[] firedAt = new long[1];
+      Timers.Timer t = pp.timers.addtimer(() -> {
+        firedAt[0] = System.nanoTime();
+        ranOn.set(Thread.currentThread().getName());
+      }, 30, TimeUnit.MILLISECONDS);
+      s.timerSleeper.wakeNetPoller(t.when);
+      assertTrue(poll(10_000, () -> ranOn.get() != null), "not stolen: " + dump(s));
+      assertTrue(ranOn.get().startsWith("gmp-m") && !ranOn.get().equals(pp.m.getName()),
+          "ran on " + ranOn.get() + ", the busy P's M is " + pp.m);
+      long late = (firedAt[0] - t0) / 1_000_000 - 30;
+      assertTrue(late >= 0 && late < 2_000, "fired " + late + " ms late");
+    } finally {
+      stop.set(true);
+      hog.join();
+    }
+  }
+}
