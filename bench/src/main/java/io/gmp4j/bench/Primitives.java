@@ -99,8 +99,10 @@ public abstract class Primitives {
   /** How long the JMH thread waits for one batch: 3 ms per operation, far off any score. */
   static final Duration HANG_TIMEOUT = Duration.ofSeconds(30);
 
-  /** How this fork's goroutines are built: "jdk", "agent" or "lib". */
-  abstract String mode();
+  /** How this fork's goroutines are built: "jdk", "agent" or "lib" (the column's fork argument). */
+  static String mode() {
+    return System.getProperty("bench.mode", "unset");
+  }
 
   private final SynchronousQueue<Runnable> work = new SynchronousQueue<>();
   private final SynchronousQueue<Throwable> done = new SynchronousQueue<>();
@@ -109,6 +111,9 @@ public abstract class Primitives {
   /** Starts the driver on the scheduler of {@link #mode} and checks its carrier. JMH thread. */
   @Setup(Level.Trial)
   public void startDriver() throws InterruptedException {
+    if (!java.util.Set.of("jdk", "agent", "lib").contains(mode())) {
+      throw new IllegalStateException("bench.mode=" + mode() + ": run a column class (Jdk1P, ...)");
+    }
     Thread.Builder.OfVirtual b = mode().equals("lib") ? Gmp.ofVirtual() : Thread.ofVirtual();
     driver = b.name("bench-driver").start(this::drive);
     String[] carrier = new String[1];
@@ -441,72 +446,32 @@ public abstract class Primitives {
   // ------------------------------------------------------------------------------------------
   // The columns
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, ONE_P})
-  public static class Jdk1P extends Primitives {
-    @Override
-    String mode() {
-      return "jdk";
-    }
-  }
+  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, ONE_P, "-Dbench.mode=jdk"})
+  public static class Jdk1P extends Primitives {}
 
   /**
    * The JDK's scheduler with a Java agent that does nothing: what any agent costs virtual
    * threads. With a JVMTI environment present, HotSpot reports every mount and unmount to JVMTI
    * (JDK 25's VTMS transitions), and gmp4j under its agent pays that as well.
    */
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, NOOP_AGENT, ONE_P})
-  public static class JdkAgent1P extends Primitives {
-    @Override
-    String mode() {
-      return "jdk";
-    }
-  }
+  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, NOOP_AGENT, ONE_P, "-Dbench.mode=jdk"})
+  public static class JdkAgent1P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, NOOP_AGENT, TWO_P})
-  public static class JdkAgent2P extends Primitives {
-    @Override
-    String mode() {
-      return "jdk";
-    }
-  }
+  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, NOOP_AGENT, TWO_P, "-Dbench.mode=jdk"})
+  public static class JdkAgent2P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, AGENT, ONE_P_GMP})
-  public static class Agent1P extends Primitives {
-    @Override
-    String mode() {
-      return "agent";
-    }
-  }
+  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, AGENT, ONE_P_GMP, "-Dbench.mode=agent"})
+  public static class Agent1P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, ONE_P_GMP})
-  public static class Lib1P extends Primitives {
-    @Override
-    String mode() {
-      return "lib";
-    }
-  }
+  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, ONE_P_GMP, "-Dbench.mode=lib"})
+  public static class Lib1P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, TWO_P})
-  public static class Jdk2P extends Primitives {
-    @Override
-    String mode() {
-      return "jdk";
-    }
-  }
+  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, TWO_P, "-Dbench.mode=jdk"})
+  public static class Jdk2P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, AGENT, TWO_P_GMP})
-  public static class Agent2P extends Primitives {
-    @Override
-    String mode() {
-      return "agent";
-    }
-  }
+  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, AGENT, TWO_P_GMP, "-Dbench.mode=agent"})
+  public static class Agent2P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, TWO_P_GMP})
-  public static class Lib2P extends Primitives {
-    @Override
-    String mode() {
-      return "lib";
-    }
-  }
+  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, TWO_P_GMP, "-Dbench.mode=lib"})
+  public static class Lib2P extends Primitives {}
 }
