@@ -107,6 +107,9 @@ final class AgentInstaller {
    */
   private static boolean bootJarAppended;
 
+  /** The phases of the install under way ('inittrace' in InitTrace). Guarded by the class lock. */
+  private static InitTrace trace;
+
   private AgentInstaller() {}
 
   /**
@@ -121,6 +124,7 @@ final class AgentInstaller {
     Stderr.captureThread = Thread.currentThread();
     Stderr.capture = lines;
     String status = "failed";
+    trace = new InitTrace(split[1]);
     try {
       if (installed) {
         status = premain ? "failed" : LiveAttach.apply(split[1]);
@@ -134,6 +138,9 @@ final class AgentInstaller {
     } catch (Throwable t) {
       Stderr.line("gmp4j: attach failed: " + Stderr.describe(t));
     } finally {
+      if (InitTrace.enabled()) {
+        Stderr.line(trace.line());
+      }
       Stderr.capture = null;
       Stderr.captureThread = null;
       AgentState.result(attachId, status, new java.util.ArrayList<>(lines));
@@ -148,6 +155,7 @@ final class AgentInstaller {
       // A fresh copy even after an earlier install appended one: that copy is deleted, and
       // step 2 reads this one by name.
       runtimeJar = RuntimeJar.extract(); // step 1
+      trace.phase("extract");
 
       step = "read the options";
       AgentOptions options;
@@ -158,6 +166,7 @@ final class AgentInstaller {
         return;
       }
       options.applyTo(System.getProperties()); // step 3
+      trace.phase("options");
 
       step = "append the runtime jar to the boot class path";
       if (!bootJarAppended) {
@@ -168,6 +177,7 @@ final class AgentInstaller {
       }
       RuntimeJar.delete(runtimeJar); // the JVM holds it open (see RuntimeJar)
       Class<?> hooks = Class.forName(HOOKS, true, null);
+      trace.phase("bootjar");
 
       step = "open java.base/java.lang to gmp4j";
       Module javaBase = Object.class.getModule();
@@ -191,6 +201,7 @@ final class AgentInstaller {
         Stderr.line(Stderr.message(e.getCause()) + Stderr.NOT_INSTALLED);
         return;
       }
+      trace.phase("scheduler");
 
       step = "instrument the JDK";
       if (!instrumentJdk(inst)) { // step 8
@@ -208,7 +219,9 @@ final class AgentInstaller {
       if (!options.flag("asyncpreemptoff")) { // step 9
         retransform = installPolls(inst, options, hooks, premain);
       }
+      trace.phase("polls");
       startExporter(); // step 10
+      trace.phase("exporter");
       if (!premain) {
         Stderr.line(LiveAttach.installedLine(options.agentArguments()));
       }
@@ -216,6 +229,7 @@ final class AgentInstaller {
         Retransformer.start(inst, retransform); // after the attach's own lines
       }
       startRecordings(options); // step 11
+      trace.phase("jfr");
     } catch (Throwable thrown) {
       Throwable t = thrown instanceof InvocationTargetException && thrown.getCause() != null
           ? thrown.getCause() : thrown;
@@ -265,6 +279,7 @@ final class AgentInstaller {
    * then run no thread. ForkJoinWorkerThread failing only costs spinning, and only warns.
    */
   private static boolean instrumentJdk(Instrumentation inst) {
+    trace.phase("shapes");
     InstrumentationListener listener = new InstrumentationListener(
         Set.of(VirtualThreadInstrumentation.TYPE), Stderr.NOT_INSTALLED);
     ClassFileLocator locator =
@@ -297,7 +312,9 @@ final class AgentInstaller {
               b.visit(fjwtAdvice.on(ForkJoinWorkerThreadInstrumentation.hasKnownQueuedWork())));
     }
     builder = SyscallInstrumentations.register(builder, pool, locator); // DESIGN.md section 5
+    trace.phase("advice");
     builder.installOn(inst);
+    trace.phase("retransform");
 
     if (!listener.wasTransformed(VirtualThreadInstrumentation.TYPE)) {
       if (!listener.hasFailed(VirtualThreadInstrumentation.TYPE)) {
