@@ -1,14 +1,11 @@
 package io.gmp4j.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+import static io.gmp4j.agent.JdkWeaver.Hook.*;
 
-import io.gmp4j.runtime.Hooks;
+import io.gmp4j.agent.JdkWeaver.Site;
 import java.lang.reflect.Constructor;
+import java.util.List;
 import java.util.concurrent.Executor;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.matcher.ElementMatcher;
 
 /**
  * Moves every new virtual thread onto gmp4j: advice on the constructor of {@code
@@ -28,22 +25,21 @@ import net.bytebuddy.matcher.ElementMatcher;
  * and so is the scheduler a creator on a custom scheduler passes on; see {@code Hooks.scheduler}.
  *
  * <p>VirtualThread is loaded before premain runs, so this is applied by retransformation, which
- * may not add members: the advice is inlined and only reassigns an argument. Threads created
+ * may not add members: the woven call ({@code SCHEDULER} in {@link JdkWeaver}) only reassigns an
+ * argument. Threads created
  * before the agent ran (none under {@code -javaagent}; any under attach) keep the JDK scheduler,
  * because {@code VirtualThread.scheduler} is final.
  */
 final class VirtualThreadInstrumentation {
   static final String TYPE = "java.lang.VirtualThread";
 
-  /** Advice class, referenced by name so the agent's class loader never loads it. */
-  static final String ADVICE = VirtualThreadInstrumentation.class.getName() + "$ConstructorAdvice";
-
   private VirtualThreadInstrumentation() {}
 
   /** The JDK 25 constructor (see the class comment). */
-  static ElementMatcher<MethodDescription> constructor() {
-    return isConstructor()
-        .and(takesArguments(Executor.class, String.class, int.class, Runnable.class));
+  static List<Site> sites() {
+    return List.of(new Site(TYPE, "<init>",
+        "(Ljava/util/concurrent/Executor;Ljava/lang/String;ILjava/lang/Runnable;)", false,
+        SCHEDULER));
   }
 
   /**
@@ -60,16 +56,6 @@ final class VirtualThreadInstrumentation {
     } catch (ReflectiveOperationException | LinkageError e) {
       return TYPE + " has no (Executor, String, int, Runnable) constructor on JDK "
           + Runtime.version() + " (gmp4j pins JDK 25's shape): " + Stderr.describe(e);
-    }
-  }
-
-  /** Inlined into the constructor: one call into the runtime. */
-  public static final class ConstructorAdvice {
-    private ConstructorAdvice() {}
-
-    @Advice.OnMethodEnter(suppress = Throwable.class)
-    public static void enter(@Advice.Argument(value = 0, readOnly = false) Executor scheduler) {
-      scheduler = Hooks.scheduler(scheduler);
     }
   }
 }
