@@ -36,7 +36,8 @@ final class RuntimeJar {
    *
    * <p>Not {@code Files.createTempFile}: its random name comes from a SecureRandom, whose first
    * use loads and seeds the security providers, about 40 ms of premain on hello world (issue
-   * 11's start-up item). The name here is the pid and the clock; {@code CREATE_NEW} (O_EXCL)
+   * 11's start-up item). The name here is the clock (not the pid either: ProcessHandle's
+   * first use starts its reaper's thread pool); {@code CREATE_NEW} (O_EXCL)
    * fails on any existing file or link, so a name taken by anyone else only costs a retry.
    */
   static Path extract() throws IOException {
@@ -54,13 +55,11 @@ final class RuntimeJar {
     }
   }
 
-  /** A new, empty {@code gmp4j-runtime-<pid>-<n>.jar} in {@code dir}. */
+  /** A new, empty {@code gmp4j-runtime-<hex>.jar} in {@code dir}. */
   private static Path createFile(Path dir) throws IOException {
     boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
-    long pid = ProcessHandle.current().pid();
     for (int attempt = 0; ; attempt++) {
-      Path file = dir.resolve("gmp4j-runtime-" + pid + "-" + Long.toHexString(System.nanoTime())
-          + ".jar");
+      Path file = dir.resolve("gmp4j-runtime-" + Long.toHexString(System.nanoTime()) + ".jar");
       try {
         return posix
             ? Files.createFile(file, PosixFilePermissions.asFileAttribute(OWNER_ONLY))
