@@ -58,6 +58,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       they hold user loops.
  * </ol>
  *
+ * <p>A class with no backward branch in any method is left alone before either pass ('Fast
+ * reject' in {@link BackEdges}), unless prologue polls are on.
+ *
  * <p>The transform runs in two passes over the class file because ASM's tree API is not part of
  * Byte Buddy's repackaged ASM: {@link LoopScanner} reads each method and decides, by instruction
  * index, where polls go and which loops are strip-mined; {@link PollEmitter} replays the class and
@@ -216,6 +219,10 @@ public final class PollInjector {
 
   /** {@link #transform} of a selected class; records its outcome unless it throws. */
   private byte[] instrument(ClassLoader loader, String internalClassName, byte[] classfile) {
+    if (!prologuePolls && !BackEdges.any(classfile)) { // 'Fast reject' in BackEdges
+      coverage.skipped(loader, internalClassName, Coverage.Reason.NO_LOOPS);
+      return null;
+    }
     ClassReader reader = new ClassReader(classfile);
     // major_version follows magic and minor_version; see 'Old class files'
     boolean frameless = reader.readUnsignedShort(6) < Opcodes.V1_6;
