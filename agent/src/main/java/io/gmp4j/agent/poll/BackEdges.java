@@ -1,5 +1,7 @@
 package io.gmp4j.agent.poll;
 
+import java.util.BitSet;
+
 /**
  * The transformer's fast reject: whether a class file has any backward branch at all, read
  * straight from its bytes, before {@link PollInjector} pays for ASM's full pass.
@@ -23,7 +25,11 @@ package io.gmp4j.agent.poll;
  * On anything it cannot read (a truncated file, an unknown opcode) it answers true, and the
  * slow path reports the class as before.
  *
- * <p>Cost: one pass over the bytes, no allocation but the constant pool's offsets table.
+ * <p>The same walk gives the methods that have a backward branch ({@link #methods}): in a class
+ * that gets polls, PollInjector's scanning pass reads only those, and ASM skips the others'
+ * code, which the emitter then copies byte for byte.
+ *
+ * <p>Cost: one pass over the bytes; no allocation but the result.
  *
  * <p>Any thread; stateless.
  */
@@ -32,14 +38,26 @@ final class BackEdges {
 
   /** True if some method of {@code classfile} may branch backward; see 'Fast reject'. */
   static boolean any(byte[] classfile) {
+    BitSet m = methods(classfile);
+    return m == null || !m.isEmpty();
+  }
+
+  /**
+   * The methods, by their index in the class file's method table (ASM's visitMethod order), that
+   * may branch backward; null if the file cannot be read this way. A method not in the set has
+   * no backward branch: LoopScanner would plan nothing for it, so PollInjector does not scan it.
+   */
+  static BitSet methods(byte[] classfile) {
     try {
-      return scan(classfile);
+      BitSet out = new BitSet();
+      return scan(classfile, out) ? null : out;
     } catch (RuntimeException unreadable) {
-      return true; // e.g. ArrayIndexOutOfBoundsException: the slow path says what is wrong
+      return null; // e.g. ArrayIndexOutOfBoundsException: the slow path says what is wrong
     }
   }
 
-  private static boolean scan(byte[] b) {
+  /** Fills {@code out}; true if the file cannot be read this way. */
+  private static boolean scan(byte[] b, BitSet out) {
     if (u4(b, 0) != 0xCAFEBABE) {
       return true;
     }
@@ -88,7 +106,7 @@ final class BackEdges {
         int name = u2(b, p);
         int len = u4(b, p + 2);
         if (name == code && backward(b, p + 14, u4(b, p + 10))) {
-          return true;
+          out.set(m);
         }
         p += 6 + len;
       }
@@ -148,7 +166,7 @@ final class BackEdges {
       } else {
         int len = op < LENGTH.length ? LENGTH[op] : 0;
         if (len == 0) {
-          return true; // not an opcode: let the slow path say so
+          throw new IllegalArgumentException("opcode " + op); // the slow path says what is wrong
         }
         pc += len;
       }

@@ -1,6 +1,7 @@
 package io.gmp4j.agent.poll;
 
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -58,8 +59,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       they hold user loops.
  * </ol>
  *
- * <p>A class with no backward branch in any method is left alone before either pass ('Fast
- * reject' in {@link BackEdges}), unless prologue polls are on.
+ * <p>A class with no backward branch in any method is left alone before either pass, and in
+ * the others only the methods with one are scanned ('Fast reject' in {@link BackEdges}), unless
+ * prologue polls are on.
  *
  * <p>The transform runs in two passes over the class file because ASM's tree API is not part of
  * Byte Buddy's repackaged ASM: {@link LoopScanner} reads each method and decides, by instruction
@@ -219,7 +221,8 @@ public final class PollInjector {
 
   /** {@link #transform} of a selected class; records its outcome unless it throws. */
   private byte[] instrument(ClassLoader loader, String internalClassName, byte[] classfile) {
-    if (!prologuePolls && !BackEdges.any(classfile)) { // 'Fast reject' in BackEdges
+    BitSet loops = prologuePolls ? null : BackEdges.methods(classfile); // null: scan all
+    if (loops != null && loops.isEmpty()) { // 'Fast reject' in BackEdges
       coverage.skipped(loader, internalClassName, Coverage.Reason.NO_LOOPS);
       return null;
     }
@@ -233,8 +236,9 @@ public final class PollInjector {
           public MethodVisitor visitMethod(
               int access, String name, String desc, String sig, String[] exceptions) {
             MethodPlan plan = new MethodPlan(name, desc, prologue(access, name), frameless);
+            boolean noLoop = loops != null && !loops.get(plans.size()); // 'Fast reject'
             plans.add(plan);
-            return skipped(access, name) ? null : new LoopScanner(plan);
+            return skipped(access, name) || noLoop ? null : new LoopScanner(plan);
           }
         },
         ClassReader.SKIP_DEBUG | ClassReader.EXPAND_FRAMES);
