@@ -51,6 +51,16 @@ public final class Endpoints {
     return ("{\"ok\":true,\"x\":" + x + ",\"ms\":" + ms + "}").getBytes(StandardCharsets.UTF_8);
   }
 
+  /** The light requests served so far, this one included once it is counted. */
+  static long nextServed() {
+    return served.incrementAndGet();
+  }
+
+  /** The CPU endpoint's loop length in this JVM; set by {@link #serve}. */
+  static long cpuIterations() {
+    return cpuIterations;
+  }
+
   /** xorshift64: a loop the JIT cannot fold away, since its result is sent back. */
   static long spin(long n) {
     long x = 0x9E3779B97F4A7C15L;

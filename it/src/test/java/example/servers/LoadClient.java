@@ -20,7 +20,7 @@ import org.HdrHistogram.Recorder;
 
 /**
  * An open-loop HTTP load client (JDK HttpClient, HTTP/1.1) with HdrHistogram, for ServersIT,
- * ServersBench and the demo. It runs in the parent JVM, on the JDK's own threads: no agent.
+ * ServersBench and the demo, and a closed-loop one ({@link #closed}) for SpringBench. It runs in the parent JVM, on the JDK's own threads: no agent.
  *
  * <h2>Why open loop</h2>
  *
@@ -186,6 +186,92 @@ public final class LoadClient implements AutoCloseable {
     double seconds = duration.toNanos() / 1e9;
     return new Result(seconds, sent, lightOk.get(), lightFailed.get() + outstanding.get(),
         lightH, cpuOk.get(), cpuFailed.get(), cpuH, firstFailure[0]);
+  }
+
+  /**
+   * Closed loop, as the issue-17 measurements were taken: {@code concurrency} platform threads
+   * each send the next light request when the last reply came, until {@code count} requests
+   * were sent or {@code max} passed, while {@code cpuConcurrency} CPU requests (0: none) stay in
+   * flight. A request's latency is send to reply (no intended time in a closed loop: see 'Why
+   * open loop' for what that hides). The result's seconds are the light requests' wall time.
+   */
+  public Result closed(int concurrency, long count, Duration max, int cpuConcurrency)
+      throws InterruptedException {
+    Histogram lightH = new ConcurrentHistogram(MAX_MICROS, 3);
+    Histogram cpuH = new ConcurrentHistogram(MAX_MICROS, 3);
+    AtomicLong tickets = new AtomicLong();
+    AtomicLong lightOk = new AtomicLong();
+    AtomicLong lightFailed = new AtomicLong();
+    AtomicLong cpuOk = new AtomicLong();
+    AtomicLong cpuFailed = new AtomicLong();
+    String[] firstFailure = new String[1];
+    HttpRequest lightReq = HttpRequest.newBuilder(light).timeout(REQUEST_TIMEOUT).GET().build();
+    HttpRequest cpuReq = HttpRequest.newBuilder(cpu).timeout(REQUEST_TIMEOUT).GET().build();
+    java.util.concurrent.atomic.AtomicBoolean lightDone =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    long start = System.nanoTime();
+    long end = start + max.toNanos();
+    List<Thread> cpuWorkers = new ArrayList<>();
+    for (int w = 0; w < cpuConcurrency; w++) {
+      cpuWorkers.add(Thread.ofPlatform().daemon().name("load-cpu-" + w).start(() -> {
+        while (!lightDone.get() && System.nanoTime() < end) {
+          long t0 = System.nanoTime();
+          try {
+            HttpResponse<byte[]> r = http.send(cpuReq, HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() == 200) {
+              cpuH.recordValue(Math.min(MAX_MICROS, (System.nanoTime() - t0) / 1000));
+              cpuOk.incrementAndGet();
+            } else {
+              fail(firstFailure, "cpu: status " + r.statusCode());
+              cpuFailed.incrementAndGet();
+            }
+          } catch (IOException e) {
+            fail(firstFailure, "cpu: " + e);
+            cpuFailed.incrementAndGet();
+          } catch (InterruptedException e) {
+            return;
+          }
+        }
+      }));
+    }
+    if (cpuConcurrency > 0) {
+      Thread.sleep(300); // the CPU requests reach their handlers before the light ones count
+    }
+    long lightStart = System.nanoTime();
+    List<Thread> workers = new ArrayList<>();
+    for (int w = 0; w < concurrency; w++) {
+      workers.add(Thread.ofPlatform().daemon().name("load-light-" + w).start(() -> {
+        while (tickets.incrementAndGet() <= count && System.nanoTime() < end) {
+          long t0 = System.nanoTime();
+          try {
+            HttpResponse<byte[]> r =
+                http.send(lightReq, HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() == 200) {
+              lightH.recordValue(Math.min(MAX_MICROS, (System.nanoTime() - t0) / 1000));
+              lightOk.incrementAndGet();
+            } else {
+              fail(firstFailure, "light: status " + r.statusCode());
+              lightFailed.incrementAndGet();
+            }
+          } catch (IOException e) {
+            fail(firstFailure, "light: " + e);
+            lightFailed.incrementAndGet();
+          } catch (InterruptedException e) {
+            return;
+          }
+        }
+      }));
+    }
+    for (Thread w : workers) {
+      w.join(max.toMillis() + REQUEST_TIMEOUT.toMillis() + 5_000);
+    }
+    double seconds = (System.nanoTime() - lightStart) / 1e9;
+    lightDone.set(true);
+    for (Thread w : cpuWorkers) {
+      w.join(REQUEST_TIMEOUT.toMillis() + 5_000);
+    }
+    return new Result(seconds, lightOk.get() + lightFailed.get(), lightOk.get(),
+        lightFailed.get(), lightH, cpuOk.get(), cpuFailed.get(), cpuH, firstFailure[0]);
   }
 
   private static void fail(String[] first, String what) {

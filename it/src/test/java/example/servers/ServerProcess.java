@@ -34,12 +34,24 @@ public final class ServerProcess implements AutoCloseable {
    */
   public ServerProcess(Class<?> server, String agent, List<String> jvmArgs, int startSeconds)
       throws IOException, InterruptedException {
+    this(server, agent, true, jvmArgs, startSeconds);
+  }
+
+  /**
+   * As above; {@code verifyAll} false leaves {@code -Xverify:all} out for a child with the agent:
+   * for timings of the agent against the JDK (SpringBench), where verifying every JDK class would
+   * be charged to the agent.
+   */
+  public ServerProcess(Class<?> server, String agent, boolean verifyAll, List<String> jvmArgs,
+      int startSeconds) throws IOException, InterruptedException {
     tmp = Files.createTempDirectory("gmp4j-server");
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Djava.io.tmpdir=" + tmp);
     if (agent != null) {
-      cmd.add("-Xverify:all");
+      if (verifyAll) {
+        cmd.add("-Xverify:all");
+      }
       cmd.add("-javaagent:" + agent);
     }
     cmd.add("-Dservers.cpu.iterations=" + Endpoints.calibrated());

@@ -1,26 +1,18 @@
 package io.gmp4j.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.none;
-
 import io.gmp4j.agent.poll.Coverage;
 import java.lang.instrument.Instrumentation;
 import java.lang.reflect.InvocationTargetException;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
 import java.util.jar.JarFile;
-import net.bytebuddy.ByteBuddy;
-import net.bytebuddy.agent.builder.AgentBuilder;
-import net.bytebuddy.dynamic.scaffold.MethodGraph;
-import net.bytebuddy.dynamic.scaffold.TypeValidation;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.dynamic.ClassFileLocator;
-import net.bytebuddy.pool.TypePool;
 
 /**
  * Installs gmp4j into a running JVM: the runtime on the boot class path, the scheduler started,
@@ -34,8 +26,9 @@ import net.bytebuddy.pool.TypePool;
  *
  * <ul>
  *   <li>gmp4j-agent.jar is on the system class path, as every {@code -javaagent} jar is. It holds
- *       the agent's classes and Byte Buddy relocated to {@code io.gmp4j.agent.shaded.bytebuddy},
- *       so an application with its own Byte Buddy never meets ours.
+ *       the agent's classes and Byte Buddy relocated to {@code io.gmp4j.agent.shaded.bytebuddy}
+ *       (only its repackaged ASM is used, by the loop-poll injector), so an application with its
+ *       own Byte Buddy never meets ours.
  *   <li>gmp4j-runtime.jar, embedded in the agent jar as a resource, is appended to the boot class
  *       path, because advice woven into {@code java.lang.VirtualThread} must link to it. Its
  *       classes live in the boot loader's unnamed module, and since the system loader delegates
@@ -43,8 +36,8 @@ import net.bytebuddy.pool.TypePool;
  * </ul>
  *
  * Agent classes reach runtime classes only by reflection on a {@code Class} found through the
- * boot loader, or from inlined advice, which the agent never loads (Byte Buddy reads it by name
- * as bytes). No agent class that links to {@code io.gmp4j.runtime} can be loaded before step 4.
+ * boot loader, or from calls woven into JDK classes ({@link JdkWeaver}), which name {@code
+ * io.gmp4j.runtime.Hooks} only as a constant. No agent class that links to {@code io.gmp4j.runtime} can be loaded before step 4.
  *
  * <h3>Installation</h3>
  *
@@ -67,9 +60,10 @@ import net.bytebuddy.pool.TypePool;
  *   <li>Preload the classes whose first load inside a transformation throws
  *       ClassCircularityError (agent-notes section 7.1), then start the scheduler ({@code
  *       Hooks.start()}).
- *   <li>Advise {@code VirtualThread.<init>} and {@code ForkJoinWorkerThread.hasKnownQueuedWork}
- *       by retransformation: both are already loaded. A VirtualThread that cannot be advised
- *       means no thread ever reaches gmp4j, so that is reported as "not installed".
+ *   <li>Weave {@code VirtualThread.<init>}, {@code ForkJoinWorkerThread.hasKnownQueuedWork} and
+ *       the syscall sites ({@link JdkWeaver}) by retransformation: they are already loaded. A
+ *       VirtualThread that cannot be woven means no thread ever reaches gmp4j, so that is
+ *       reported as "not installed".
  *   <li>Unless {@code asyncpreemptoff=1}, register the {@link PreemptPollTransformer} for classes
  *       loaded from now on, hand its class counts ('Coverage' in {@code
  *       io.gmp4j.agent.poll.Coverage}) to the runtime's metrics, and with {@code
@@ -107,6 +101,9 @@ final class AgentInstaller {
    */
   private static boolean bootJarAppended;
 
+  /** The phases of the install under way ('inittrace' in InitTrace). Guarded by the class lock. */
+  private static InitTrace trace;
+
   private AgentInstaller() {}
 
   /**
@@ -121,6 +118,7 @@ final class AgentInstaller {
     Stderr.captureThread = Thread.currentThread();
     Stderr.capture = lines;
     String status = "failed";
+    trace = new InitTrace(split[1]);
     try {
       if (installed) {
         status = premain ? "failed" : LiveAttach.apply(split[1]);
@@ -134,6 +132,9 @@ final class AgentInstaller {
     } catch (Throwable t) {
       Stderr.line("gmp4j: attach failed: " + Stderr.describe(t));
     } finally {
+      if (InitTrace.enabled()) {
+        Stderr.line(trace.line());
+      }
       Stderr.capture = null;
       Stderr.captureThread = null;
       AgentState.result(attachId, status, new java.util.ArrayList<>(lines));
@@ -148,6 +149,7 @@ final class AgentInstaller {
       // A fresh copy even after an earlier install appended one: that copy is deleted, and
       // step 2 reads this one by name.
       runtimeJar = RuntimeJar.extract(); // step 1
+      trace.phase("extract");
 
       step = "read the options";
       AgentOptions options;
@@ -158,6 +160,7 @@ final class AgentInstaller {
         return;
       }
       options.applyTo(System.getProperties()); // step 3
+      trace.phase("options");
 
       step = "append the runtime jar to the boot class path";
       if (!bootJarAppended) {
@@ -168,6 +171,7 @@ final class AgentInstaller {
       }
       RuntimeJar.delete(runtimeJar); // the JVM holds it open (see RuntimeJar)
       Class<?> hooks = Class.forName(HOOKS, true, null);
+      trace.phase("bootjar");
 
       step = "open java.base/java.lang to gmp4j";
       Module javaBase = Object.class.getModule();
@@ -191,6 +195,7 @@ final class AgentInstaller {
         Stderr.line(Stderr.message(e.getCause()) + Stderr.NOT_INSTALLED);
         return;
       }
+      trace.phase("scheduler");
 
       step = "instrument the JDK";
       if (!instrumentJdk(inst)) { // step 8
@@ -208,7 +213,9 @@ final class AgentInstaller {
       if (!options.flag("asyncpreemptoff")) { // step 9
         retransform = installPolls(inst, options, hooks, premain);
       }
+      trace.phase("polls");
       startExporter(); // step 10
+      trace.phase("exporter");
       if (!premain) {
         Stderr.line(LiveAttach.installedLine(options.agentArguments()));
       }
@@ -216,6 +223,7 @@ final class AgentInstaller {
         Retransformer.start(inst, retransform); // after the attach's own lines
       }
       startRecordings(options); // step 11
+      trace.phase("jfr");
     } catch (Throwable thrown) {
       Throwable t = thrown instanceof InvocationTargetException && thrown.getCause() != null
           ? thrown.getCause() : thrown;
@@ -261,89 +269,39 @@ final class AgentInstaller {
   }
 
   /**
-   * Step 8. Returns false, after one line, when VirtualThread could not be advised: gmp4j would
+   * Step 8. Returns false, after one line, when VirtualThread could not be woven: gmp4j would
    * then run no thread. ForkJoinWorkerThread failing only costs spinning, and only warns.
    */
   private static boolean instrumentJdk(Instrumentation inst) {
-    InstrumentationListener listener = new InstrumentationListener(
-        Set.of(VirtualThreadInstrumentation.TYPE), Stderr.NOT_INSTALLED);
-    ClassFileLocator locator =
-        ClassFileLocator.ForClassLoader.of(AgentInstaller.class.getClassLoader());
-    TypePool pool = TypePool.Default.of(locator);
-    Advice ctorAdvice = Advice.to(pool.describe(VirtualThreadInstrumentation.ADVICE).resolve(), locator);
+    trace.phase("shapes");
+    List<JdkWeaver.Site> sites = new ArrayList<>(VirtualThreadInstrumentation.sites());
     // Timers on the P: without this shape timeouts stay on the JDK's timer threads.
     String scheduleShape = VirtualThreadInstrumentation.checkScheduleShape();
     if (scheduleShape != null) {
       Stderr.line("gmp4j: " + scheduleShape + "; timeouts stay on the JDK's timer threads");
+    } else {
+      sites.addAll(VirtualThreadInstrumentation.scheduleSites());
     }
-    Advice scheduleAdvice = scheduleShape != null ? null : Advice.to(
-        pool.describe(VirtualThreadInstrumentation.SCHEDULE_ADVICE).resolve(), locator);
-
     String fjwtShape = ForkJoinWorkerThreadInstrumentation.checkShape();
     if (fjwtShape != null) {
       Stderr.line("gmp4j: " + fjwtShape + "; Gs may spin where Go would not");
+    } else {
+      sites.addAll(ForkJoinWorkerThreadInstrumentation.sites());
     }
-    Advice fjwtAdvice = fjwtShape != null ? null
-        : Advice.to(pool.describe(ForkJoinWorkerThreadInstrumentation.ADVICE).resolve(), locator);
+    sites.addAll(SyscallInstrumentations.sites()); // DESIGN.md section 5
+    JdkWeaver weaver = new JdkWeaver(
+        sites, Set.of(VirtualThreadInstrumentation.TYPE), Stderr.NOT_INSTALLED);
+    weaver.install(inst);
+    trace.phase("weave");
 
-    AgentBuilder.Identified.Extendable builder = newAgentBuilder()
-        .disableClassFormatChanges()
-        .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
-        .with((AgentBuilder.RedefinitionStrategy.Listener) listener)
-        .with((AgentBuilder.Listener) listener)
-        // Byte Buddy ignores boot classes by default; the type() matchers below are the only
-        // classes this builder ever touches.
-        .ignore(none())
-        .type(named(VirtualThreadInstrumentation.TYPE))
-        .transform((b, type, loader, module, domain) -> {
-          b = b.visit(ctorAdvice.on(VirtualThreadInstrumentation.constructor()));
-          return scheduleAdvice == null ? b
-              : b.visit(scheduleAdvice.on(VirtualThreadInstrumentation.schedule()));
-        });
-    if (fjwtAdvice != null) {
-      builder = builder
-          .type(named(ForkJoinWorkerThreadInstrumentation.TYPE))
-          .transform((b, type, loader, module, domain) ->
-              b.visit(fjwtAdvice.on(ForkJoinWorkerThreadInstrumentation.hasKnownQueuedWork())));
-    }
-    builder = SyscallInstrumentations.register(builder, pool, locator); // DESIGN.md section 5
-    builder.installOn(inst);
-
-    if (!listener.wasTransformed(VirtualThreadInstrumentation.TYPE)) {
-      if (!listener.hasFailed(VirtualThreadInstrumentation.TYPE)) {
+    if (!weaver.wasTransformed(VirtualThreadInstrumentation.TYPE)) {
+      if (!weaver.hasFailed(VirtualThreadInstrumentation.TYPE)) {
         Stderr.line("gmp4j: " + VirtualThreadInstrumentation.TYPE
             + " was not retransformed (is it modifiable on this JVM?)" + Stderr.NOT_INSTALLED);
       }
       return false;
     }
     return true;
-  }
-
-  /**
-   * {@code new AgentBuilder.Default()} with Byte Buddy's Nexus off: its constructor otherwise
-   * touches sun.misc.Unsafe, which JDK 24+ warns about on stderr (OpenTelemetry does the same).
-   * The property name below is rewritten by the shade relocation to the relocated Byte Buddy's.
-   */
-  private static AgentBuilder newAgentBuilder() {
-    String key = "net.bytebuddy.nexus.disabled";
-    String previous = System.getProperty(key);
-    System.setProperty(key, "true");
-    try {
-      // OpenTelemetry's start-up settings: no method-graph walk over supertypes (advice needs
-      // only declared methods), no type validation, describe types from the class file alone.
-      return new AgentBuilder.Default(new ByteBuddy()
-              .with(TypeValidation.DISABLED)
-              .with(MethodGraph.Compiler.ForDeclaredMethods.INSTANCE))
-          .with(AgentBuilder.TypeStrategy.Default.DECORATE)
-          .with(AgentBuilder.DescriptionStrategy.Default.POOL_ONLY)
-          .with(AgentBuilder.InitializationStrategy.NoOp.INSTANCE);
-    } finally {
-      if (previous == null) {
-        System.clearProperty(key);
-      } else {
-        System.setProperty(key, previous);
-      }
-    }
   }
 
   /**

@@ -1,13 +1,9 @@
 package io.gmp4j.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.isStatic;
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+import static io.gmp4j.agent.JdkWeaver.Hook.*;
 
-import io.gmp4j.runtime.Hooks;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.matcher.ElementMatcher;
+import io.gmp4j.agent.JdkWeaver.Site;
+import java.util.List;
 
 /**
  * Go's entersyscall / exitsyscall for every JDK call site that already marks itself as blocking
@@ -42,62 +38,17 @@ import net.bytebuddy.matcher.ElementMatcher;
 final class BlockerInstrumentation {
   static final String TYPE = "jdk.internal.misc.Blocker";
 
-  static final String BEGIN_ADVICE = BlockerInstrumentation.class.getName() + "$BeginAdvice";
-  static final String BEGIN_BOOLEAN_ADVICE =
-      BlockerInstrumentation.class.getName() + "$BeginBooleanAdvice";
-  static final String END_ADVICE = BlockerInstrumentation.class.getName() + "$EndAdvice";
-
   private BlockerInstrumentation() {}
 
-  /** {@code begin()}. */
-  static ElementMatcher<MethodDescription> begin() {
-    return named("begin").and(isStatic()).and(takesArguments(0));
-  }
-
-  /** {@code begin(boolean)}. */
-  static ElementMatcher<MethodDescription> beginBoolean() {
-    return named("begin").and(isStatic()).and(takesArguments(boolean.class));
-  }
-
-  /** {@code end(boolean)} on JDK 23+, {@code end(long)} on JDK 21. */
-  static ElementMatcher<MethodDescription> end() {
-    return named("end").and(isStatic()).and(takesArguments(1));
+  /** begin(), begin(boolean), and end(boolean) on JDK 23+ or end(long) on JDK 21. */
+  static List<Site> sites() {
+    return List.of(new Site(TYPE, "begin", "()", true, ENTER_SYSCALL),
+        new Site(TYPE, "begin", "(Z)", true, ENTER_UNLESS_TRUE),
+        new Site(TYPE, "end", "/1", true, EXIT_SYSCALL));
   }
 
   /** Null if this JDK has begin() and end(x), else why not. Any thread. */
   static String checkShape() {
     return Shapes.check(TYPE, "begin/0", "end/1");
-  }
-
-  /** Inlined at the top of {@code begin()}. */
-  public static final class BeginAdvice {
-    private BeginAdvice() {}
-
-    @Advice.OnMethodEnter(suppress = Throwable.class)
-    public static void enter() {
-      Hooks.enterSyscall();
-    }
-  }
-
-  /** Inlined at the top of {@code begin(boolean)}: {@code begin(true)} enters in begin(). */
-  public static final class BeginBooleanAdvice {
-    private BeginBooleanAdvice() {}
-
-    @Advice.OnMethodEnter(suppress = Throwable.class)
-    public static void enter(@Advice.Argument(0) boolean blocking) {
-      if (!blocking) {
-        Hooks.enterSyscall();
-      }
-    }
-  }
-
-  /** Inlined at the top of {@code end(..)}. */
-  public static final class EndAdvice {
-    private EndAdvice() {}
-
-    @Advice.OnMethodEnter(suppress = Throwable.class)
-    public static void enter() {
-      Hooks.exitSyscall();
-    }
   }
 }

@@ -1,18 +1,15 @@
 package io.gmp4j.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.isNative;
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.not;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+import static io.gmp4j.agent.JdkWeaver.Hook.*;
 
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.matcher.ElementMatcher;
+import io.gmp4j.agent.JdkWeaver.Site;
+import java.util.List;
 
 /**
  * Go's entersyscall / exitsyscall around the {@code java.io.FileInputStream} methods that read
  * or open in the kernel: JDK 25 calls these natives with no {@code Blocker} bracket, so a read
  * of a FIFO, a tty or a slow device would hold its P forever (jvm-prior-art section 3.6).
- * Advice: {@link SyscallAdvice}.
+ * Woven: {@code SYSCALL_BRACKET} ('JDK weaving' in {@link JdkWeaver}).
  *
  * <p>Shapes pinned to JDK 25 ({@code javap -p -c java.io.FileInputStream}, 25.0.3):
  *
@@ -38,12 +35,11 @@ final class FileInputStreamInstrumentation {
   private FileInputStreamInstrumentation() {}
 
   /** The bracketed methods (see the class comment). */
-  static ElementMatcher<MethodDescription> methods() {
-    return not(isNative()).and(
-        named("open").and(takesArguments(String.class))
-            .or(named("read").and(takesArguments(0)))
-            .or(named("read").and(takesArguments(byte[].class)))
-            .or(named("read").and(takesArguments(byte[].class, int.class, int.class))));
+  static List<Site> sites() {
+    return List.of(new Site(TYPE, "open", "(Ljava/lang/String;)", false, SYSCALL_BRACKET),
+        new Site(TYPE, "read", "()", false, SYSCALL_BRACKET),
+        new Site(TYPE, "read", "([B)", false, SYSCALL_BRACKET),
+        new Site(TYPE, "read", "([BII)", false, SYSCALL_BRACKET));
   }
 
   /** Null if this JDK has the pinned methods, else why not. Any thread. */

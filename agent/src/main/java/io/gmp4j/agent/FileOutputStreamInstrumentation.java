@@ -1,17 +1,14 @@
 package io.gmp4j.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.isNative;
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.not;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+import static io.gmp4j.agent.JdkWeaver.Hook.*;
 
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.matcher.ElementMatcher;
+import io.gmp4j.agent.JdkWeaver.Site;
+import java.util.List;
 
 /**
  * Go's entersyscall / exitsyscall around the {@code java.io.FileOutputStream} methods that write
  * or open in the kernel: JDK 25 calls these natives with no {@code Blocker} bracket (a write to
- * a full pipe or FIFO, a slow disk or a tty holds its carrier). Advice: {@link SyscallAdvice}.
+ * a full pipe or FIFO, a slow disk or a tty holds its carrier). Woven: {@code SYSCALL_BRACKET} ('JDK weaving' in {@link JdkWeaver}).
  * Process's PipeOutputStream adds a Blocker bracket on top; nesting is counted by the runtime.
  *
  * <p>Shapes pinned to JDK 25 ({@code javap -p -c java.io.FileOutputStream}, 25.0.3):
@@ -32,12 +29,11 @@ final class FileOutputStreamInstrumentation {
   private FileOutputStreamInstrumentation() {}
 
   /** The bracketed methods (see the class comment). */
-  static ElementMatcher<MethodDescription> methods() {
-    return not(isNative()).and(
-        named("open").and(takesArguments(String.class, boolean.class))
-            .or(named("write").and(takesArguments(int.class)))
-            .or(named("write").and(takesArguments(byte[].class)))
-            .or(named("write").and(takesArguments(byte[].class, int.class, int.class))));
+  static List<Site> sites() {
+    return List.of(new Site(TYPE, "open", "(Ljava/lang/String;Z)", false, SYSCALL_BRACKET),
+        new Site(TYPE, "write", "(I)", false, SYSCALL_BRACKET),
+        new Site(TYPE, "write", "([B)", false, SYSCALL_BRACKET),
+        new Site(TYPE, "write", "([BII)", false, SYSCALL_BRACKET));
   }
 
   /** Null if this JDK has the pinned methods, else why not. Any thread. */

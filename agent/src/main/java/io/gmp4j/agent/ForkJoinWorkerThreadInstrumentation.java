@@ -1,16 +1,11 @@
 package io.gmp4j.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.isStatic;
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.returns;
-import static net.bytebuddy.matcher.ElementMatchers.takesNoArguments;
+import static io.gmp4j.agent.JdkWeaver.Hook.*;
 
-import io.gmp4j.runtime.Hooks;
+import io.gmp4j.agent.JdkWeaver.Site;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.matcher.ElementMatcher;
+import java.util.List;
 
 /**
  * Gives gmp4j Go's "may I spin?" answer where the JDK's queues ask it: exit advice on {@code
@@ -31,18 +26,11 @@ import net.bytebuddy.matcher.ElementMatcher;
 final class ForkJoinWorkerThreadInstrumentation {
   static final String TYPE = "java.util.concurrent.ForkJoinWorkerThread";
 
-  /** Advice class, referenced by name so the agent's class loader never loads it. */
-  static final String ADVICE =
-      ForkJoinWorkerThreadInstrumentation.class.getName() + "$HasKnownQueuedWorkAdvice";
-
   private ForkJoinWorkerThreadInstrumentation() {}
 
-  /** The JDK 25 method (see the class comment). */
-  static ElementMatcher<MethodDescription> hasKnownQueuedWork() {
-    return named("hasKnownQueuedWork")
-        .and(isStatic())
-        .and(takesNoArguments())
-        .and(returns(boolean.class));
+  /** The JDK 25 method (see the class comment): its every ireturn passes through the hook. */
+  static List<Site> sites() {
+    return List.of(new Site(TYPE, "hasKnownQueuedWork", "()", true, KNOWN_QUEUED_WORK));
   }
 
   /** Null if this JDK has the pinned method, else why not. Any thread. */
@@ -57,16 +45,6 @@ final class ForkJoinWorkerThreadInstrumentation {
     } catch (ReflectiveOperationException | LinkageError e) {
       return TYPE + " has no static boolean hasKnownQueuedWork() on JDK " + Runtime.version()
           + ": " + Stderr.describe(e);
-    }
-  }
-
-  /** Inlined at every return of hasKnownQueuedWork(): one call into the runtime. */
-  public static final class HasKnownQueuedWorkAdvice {
-    private HasKnownQueuedWorkAdvice() {}
-
-    @Advice.OnMethodExit(suppress = Throwable.class)
-    public static void exit(@Advice.Return(readOnly = false) boolean queued) {
-      queued = Hooks.hasKnownQueuedWork(queued);
     }
   }
 }

@@ -1,13 +1,9 @@
 package io.gmp4j.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.isStatic;
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+import static io.gmp4j.agent.JdkWeaver.Hook.*;
 
-import io.gmp4j.runtime.Hooks;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.matcher.ElementMatcher;
+import io.gmp4j.agent.JdkWeaver.Site;
+import java.util.List;
 
 /**
  * Marks the JDK's network poller wait, so that a G parked there reads as Go's {@code IO wait}
@@ -23,39 +19,21 @@ import net.bytebuddy.matcher.ElementMatcher;
  * static void pollSelector(int fdVal, long nanos)                              // Selector.select
  * </pre>
  *
- * Advice: {@link Advice} below, referenced by name ({@link #ADVICE}) so the agent's class loader
- * never loads it.
+ * Woven: {@code NETPOLL_BRACKET} ('JDK weaving' in {@link JdkWeaver}).
  */
 final class NetpollInstrumentation {
   static final String TYPE = "sun.nio.ch.Poller";
 
-  static final String ADVICE = NetpollInstrumentation.class.getName() + "$NetpollAdvice";
-
   private NetpollInstrumentation() {}
 
   /** The marked methods (see the class comment). */
-  static ElementMatcher<MethodDescription> methods() {
-    return isStatic().and(named("poll").and(takesArguments(4))
-        .or(named("pollSelector").and(takesArguments(2))));
+  static List<Site> sites() {
+    return List.of(new Site(TYPE, "poll", "/4", true, NETPOLL_BRACKET),
+        new Site(TYPE, "pollSelector", "/2", true, NETPOLL_BRACKET));
   }
 
   /** Null if this JDK has the pinned methods, else why not. Any thread. */
   static String checkShape() {
     return Shapes.check(TYPE, "poll/4", "pollSelector/2");
-  }
-
-  /** Inlined around the poller wait: the token travels in a local of the advised method. */
-  public static final class NetpollAdvice {
-    private NetpollAdvice() {}
-
-    @Advice.OnMethodEnter(suppress = Throwable.class)
-    public static boolean enter() {
-      return Hooks.enterNetpoll();
-    }
-
-    @Advice.OnMethodExit(onThrowable = Throwable.class, suppress = Throwable.class)
-    public static void exit(@Advice.Enter boolean entered) {
-      Hooks.exitNetpoll(entered);
-    }
   }
 }

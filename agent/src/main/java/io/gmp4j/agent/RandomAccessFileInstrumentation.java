@@ -1,19 +1,16 @@
 package io.gmp4j.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.isNative;
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.not;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+import static io.gmp4j.agent.JdkWeaver.Hook.*;
 
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.matcher.ElementMatcher;
+import io.gmp4j.agent.JdkWeaver.Site;
+import java.util.List;
 
 /**
  * Go's entersyscall / exitsyscall around the {@code java.io.RandomAccessFile} methods that read
  * or open in the kernel. In JDK 25 only its writes have a Blocker bracket ({@code
  * Blocker.begin(sync)} in implWrite / implWriteBytes, handled by {@link
- * BlockerInstrumentation}); its reads call read0 / readBytes0 bare. Advice: {@link
- * SyscallAdvice}.
+ * BlockerInstrumentation}); its reads call read0 / readBytes0 bare. Woven: {@code
+ * SYSCALL_BRACKET} ('JDK weaving' in {@link JdkWeaver}).
  *
  * <p>Shapes pinned to JDK 25 ({@code javap -p -c java.io.RandomAccessFile}, 25.0.3):
  *
@@ -33,11 +30,10 @@ final class RandomAccessFileInstrumentation {
   private RandomAccessFileInstrumentation() {}
 
   /** The bracketed methods (see the class comment). */
-  static ElementMatcher<MethodDescription> methods() {
-    return not(isNative()).and(
-        named("open").and(takesArguments(String.class, int.class))
-            .or(named("read").and(takesArguments(0)))
-            .or(named("readBytes").and(takesArguments(byte[].class, int.class, int.class))));
+  static List<Site> sites() {
+    return List.of(new Site(TYPE, "open", "(Ljava/lang/String;I)", false, SYSCALL_BRACKET),
+        new Site(TYPE, "read", "()", false, SYSCALL_BRACKET),
+        new Site(TYPE, "readBytes", "([BII)", false, SYSCALL_BRACKET));
   }
 
   /** Null if this JDK has the pinned methods, else why not. Any thread. */

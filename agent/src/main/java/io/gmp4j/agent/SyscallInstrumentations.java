@@ -1,23 +1,20 @@
 package io.gmp4j.agent;
 
-import net.bytebuddy.agent.builder.AgentBuilder;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.dynamic.ClassFileLocator;
-import net.bytebuddy.matcher.ElementMatchers;
-import net.bytebuddy.pool.TypePool;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * Registers the blocking-call ("syscall") instrumentations (DESIGN.md section 5) on the
- * installer's JDK AgentBuilder: {@link BlockerInstrumentation} for the JDK's own Blocker-marked
- * calls, and a {@link SyscallAdvice} bracket around the natives JDK 25 leaves unmarked ({@link
+ * Collects the blocking-call ("syscall") instrumentations (DESIGN.md section 5) for the
+ * installer's {@link JdkWeaver}: {@link BlockerInstrumentation} for the JDK's own Blocker-marked
+ * calls, and a {@code SYSCALL_BRACKET} around the natives JDK 25 leaves unmarked ({@link
  * FileInputStreamInstrumentation}, {@link FileOutputStreamInstrumentation}, {@link
  * RandomAccessFileInstrumentation}, {@link UnixNativeDispatcherInstrumentation}); and {@link
  * NetpollInstrumentation}, which marks the JDK's network poller wait as Go's {@code IO wait}
  * (not a syscall: the G parks there without its carrier). Classes loaded before premain are
- * retransformed with the builder's strategy.
+ * retransformed.
  *
  * <p>None of them is essential: a type whose pinned shape is missing is left alone after one
- * warning line, and a failed transformation gets one line from the installer's listener. Without
+ * warning line, and a failed transformation gets one line from the weaver. Without
  * them, a G that blocks in such a call keeps its P for the duration, as on the JDK's scheduler.
  *
  * <p>What JDK 25 blocks on without a bracket here, and why it is left alone: {@code
@@ -28,59 +25,30 @@ import net.bytebuddy.pool.TypePool;
 final class SyscallInstrumentations {
   private SyscallInstrumentations() {}
 
-  /** Adds the types whose shape this JDK has to {@code builder}. Called once, by the installer. */
-  static AgentBuilder.Identified.Extendable register(AgentBuilder.Identified.Extendable builder,
-      TypePool pool, ClassFileLocator locator) {
+  /** The sites of the types whose shape this JDK has. Called once, by the installer. */
+  static List<JdkWeaver.Site> sites() {
+    List<JdkWeaver.Site> sites = new ArrayList<>();
     if (warnIfMissing(BlockerInstrumentation.checkShape())) {
-      Advice begin = advice(pool, locator, BlockerInstrumentation.BEGIN_ADVICE);
-      Advice beginBoolean = advice(pool, locator, BlockerInstrumentation.BEGIN_BOOLEAN_ADVICE);
-      Advice end = advice(pool, locator, BlockerInstrumentation.END_ADVICE);
-      builder = builder
-          .type(ElementMatchers.named(BlockerInstrumentation.TYPE))
-          .transform((b, type, loader, module, domain) -> b
-              .visit(begin.on(BlockerInstrumentation.begin()))
-              .visit(beginBoolean.on(BlockerInstrumentation.beginBoolean()))
-              .visit(end.on(BlockerInstrumentation.end())));
+      sites.addAll(BlockerInstrumentation.sites());
     }
-    Advice bracket = advice(pool, locator, SyscallAdvice.NAME);
     if (warnIfMissing(FileInputStreamInstrumentation.checkShape())) {
-      builder = builder
-          .type(ElementMatchers.named(FileInputStreamInstrumentation.TYPE))
-          .transform((b, type, loader, module, domain) ->
-              b.visit(bracket.on(FileInputStreamInstrumentation.methods())));
+      sites.addAll(FileInputStreamInstrumentation.sites());
     }
     if (warnIfMissing(FileOutputStreamInstrumentation.checkShape())) {
-      builder = builder
-          .type(ElementMatchers.named(FileOutputStreamInstrumentation.TYPE))
-          .transform((b, type, loader, module, domain) ->
-              b.visit(bracket.on(FileOutputStreamInstrumentation.methods())));
+      sites.addAll(FileOutputStreamInstrumentation.sites());
     }
     if (warnIfMissing(RandomAccessFileInstrumentation.checkShape())) {
-      builder = builder
-          .type(ElementMatchers.named(RandomAccessFileInstrumentation.TYPE))
-          .transform((b, type, loader, module, domain) ->
-              b.visit(bracket.on(RandomAccessFileInstrumentation.methods())));
+      sites.addAll(RandomAccessFileInstrumentation.sites());
     }
     if (exists(UnixNativeDispatcherInstrumentation.TYPE)
         && warnIfMissing(UnixNativeDispatcherInstrumentation.checkShape())) {
-      builder = builder
-          .type(ElementMatchers.named(UnixNativeDispatcherInstrumentation.TYPE))
-          .transform((b, type, loader, module, domain) ->
-              b.visit(bracket.on(UnixNativeDispatcherInstrumentation.methods())));
+      sites.addAll(UnixNativeDispatcherInstrumentation.sites());
     }
     if (warnIfMissing(NetpollInstrumentation.checkShape(),
         "a G waiting there shows a bare park, not IO wait")) {
-      Advice netpoll = advice(pool, locator, NetpollInstrumentation.ADVICE);
-      builder = builder
-          .type(ElementMatchers.named(NetpollInstrumentation.TYPE))
-          .transform((b, type, loader, module, domain) ->
-              b.visit(netpoll.on(NetpollInstrumentation.methods())));
+      sites.addAll(NetpollInstrumentation.sites());
     }
-    return builder;
-  }
-
-  private static Advice advice(TypePool pool, ClassFileLocator locator, String name) {
-    return Advice.to(pool.describe(name).resolve(), locator);
+    return sites;
   }
 
   /** True if {@code shape} is null (the JDK has it); otherwise prints one line. */

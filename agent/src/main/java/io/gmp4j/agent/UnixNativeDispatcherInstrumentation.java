@@ -1,20 +1,16 @@
 package io.gmp4j.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.isNative;
-import static net.bytebuddy.matcher.ElementMatchers.isStatic;
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.not;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+import static io.gmp4j.agent.JdkWeaver.Hook.*;
 
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.matcher.ElementMatcher;
+import io.gmp4j.agent.JdkWeaver.Site;
+import java.util.List;
 
 /**
  * Go's entersyscall / exitsyscall around the two {@code sun.nio.fs.UnixNativeDispatcher} calls
  * that open a file for {@code java.nio.file.Files} ({@code newInputStream}, {@code
  * newByteChannel}, {@code FileChannel.open}...): opening a FIFO blocks until the other end opens,
  * with no Blocker bracket in JDK 25. Reads and writes on the channel that results go through
- * FileChannelImpl, which has one ({@link BlockerInstrumentation}). Advice: {@link SyscallAdvice}.
+ * FileChannelImpl, which has one ({@link BlockerInstrumentation}). Woven: {@code SYSCALL_BRACKET} ('JDK weaving' in {@link JdkWeaver}).
  *
  * <p>Shapes pinned to JDK 25 ({@code javap -p -c sun.nio.fs.UnixNativeDispatcher}, 25.0.3):
  *
@@ -33,10 +29,9 @@ final class UnixNativeDispatcherInstrumentation {
   private UnixNativeDispatcherInstrumentation() {}
 
   /** The bracketed methods (see the class comment). */
-  static ElementMatcher<MethodDescription> methods() {
-    return not(isNative()).and(isStatic()).and(
-        named("open").and(takesArguments(3))
-            .or(named("openat").and(takesArguments(int.class, byte[].class, int.class, int.class))));
+  static List<Site> sites() {
+    return List.of(new Site(TYPE, "open", "/3", true, SYSCALL_BRACKET),
+        new Site(TYPE, "openat", "(I[BII)", true, SYSCALL_BRACKET));
   }
 
   /** Null if this JDK has the pinned methods, else why not. Any thread. */

@@ -1,21 +1,15 @@
 package io.gmp4j.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
-import static net.bytebuddy.matcher.ElementMatchers.isPrivate;
-import static net.bytebuddy.matcher.ElementMatchers.named;
-import static net.bytebuddy.matcher.ElementMatchers.returns;
-import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+import static io.gmp4j.agent.JdkWeaver.Hook.*;
 
-import io.gmp4j.runtime.Hooks;
+import io.gmp4j.agent.JdkWeaver.Site;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.matcher.ElementMatcher;
 
 /**
  * Moves every new virtual thread onto gmp4j: advice on the constructor of {@code
@@ -36,7 +30,8 @@ import net.bytebuddy.matcher.ElementMatcher;
  * and so is the scheduler a creator on a custom scheduler passes on; see {@code Hooks.scheduler}.
  *
  * <p>VirtualThread is loaded before premain runs, so this is applied by retransformation, which
- * may not add members: the advice is inlined and only reassigns an argument. Threads created
+ * may not add members: the woven call ({@code SCHEDULER} in {@link JdkWeaver}) only reassigns an
+ * argument. Threads created
  * before the agent ran (none under {@code -javaagent}; any under attach) keep the JDK scheduler,
  * because {@code VirtualThread.scheduler} is final.
  *
@@ -46,13 +41,11 @@ import net.bytebuddy.matcher.ElementMatcher;
  * unmount; for a scheduler that is not a ForkJoinPool it hands the task to a {@code
  * VirtualThread-unparker} executor. Its advice asks {@code Hooks.schedule} for a gmp4j timer on
  * the carrier's P and, given one, skips the body and returns it ('Timers on the P' in the
- * runtime's Timers). A JDK without this shape keeps its timer threads and gets one warning.
+ * runtime's Timers; JdkWeaver's SCHEDULE hook). A JDK without this shape keeps its timer threads
+ * and gets one warning.
  */
 final class VirtualThreadInstrumentation {
   static final String TYPE = "java.lang.VirtualThread";
-
-  /** Advice class, referenced by name so the agent's class loader never loads it. */
-  static final String ADVICE = VirtualThreadInstrumentation.class.getName() + "$ConstructorAdvice";
 
   private VirtualThreadInstrumentation() {}
 
@@ -90,9 +83,39 @@ final class VirtualThreadInstrumentation {
   }
 
   /** The JDK 25 constructor (see the class comment). */
-  static ElementMatcher<MethodDescription> constructor() {
-    return isConstructor()
-        .and(takesArguments(Executor.class, String.class, int.class, Runnable.class));
+  static List<Site> sites() {
+    return List.of(new Site(TYPE, "<init>",
+        "(Ljava/util/concurrent/Executor;Ljava/lang/String;ILjava/lang/Runnable;)", false,
+        SCHEDULER));
+  }
+
+  /** The {@code schedule} site ('Timers on the P'); woven only if {@link #checkScheduleShape}. */
+  static List<Site> scheduleSites() {
+    return List.of(new Site(TYPE, "schedule",
+        "(Ljava/lang/Runnable;JLjava/util/concurrent/TimeUnit;)", false, SCHEDULE));
+  }
+
+  /**
+   * Null if this JDK has the pinned {@code schedule} and the {@code scheduler} field its hook
+   * reads, else why not. Any thread.
+   */
+  static String checkScheduleShape() {
+    try {
+      Class<?> vt = Class.forName(TYPE, false, null);
+      Method m = vt.getDeclaredMethod("schedule", Runnable.class, long.class, TimeUnit.class);
+      if (!Modifier.isPrivate(m.getModifiers()) || m.getReturnType() != Future.class
+          || Modifier.isStatic(m.getModifiers())) {
+        return TYPE + ".schedule is not JDK 25's private Future<?> schedule(Runnable, long,"
+            + " TimeUnit)";
+      }
+      if (vt.getDeclaredField("scheduler").getType() != Executor.class) {
+        return TYPE + ".scheduler is not an Executor";
+      }
+      return null;
+    } catch (ReflectiveOperationException | LinkageError e) {
+      return TYPE + " has no schedule(Runnable, long, TimeUnit) on JDK " + Runtime.version()
+          + " (gmp4j pins JDK 25's shape): " + Stderr.describe(e);
+    }
   }
 
   /**
@@ -109,39 +132,6 @@ final class VirtualThreadInstrumentation {
     } catch (ReflectiveOperationException | LinkageError e) {
       return TYPE + " has no (Executor, String, int, Runnable) constructor on JDK "
           + Runtime.version() + " (gmp4j pins JDK 25's shape): " + Stderr.describe(e);
-    }
-  }
-
-  /**
-   * Inlined into {@code schedule}: a gmp4j timer skips the JDK's body and is returned in place of
-   * its Future; null (or a throw, suppressed) runs the body as before.
-   */
-  public static final class ScheduleAdvice {
-    private ScheduleAdvice() {}
-
-    @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class, suppress = Throwable.class)
-    public static Future<?> enter(@Advice.FieldValue("scheduler") Executor scheduler,
-        @Advice.Argument(0) Runnable command, @Advice.Argument(1) long delay,
-        @Advice.Argument(2) TimeUnit unit) {
-      return Hooks.schedule(scheduler, command, delay, unit);
-    }
-
-    @Advice.OnMethodExit(suppress = Throwable.class)
-    public static void exit(@Advice.Enter Future<?> timer,
-        @Advice.Return(readOnly = false) Future<?> returned) {
-      if (timer != null) {
-        returned = timer;
-      }
-    }
-  }
-
-  /** Inlined into the constructor: one call into the runtime. */
-  public static final class ConstructorAdvice {
-    private ConstructorAdvice() {}
-
-    @Advice.OnMethodEnter(suppress = Throwable.class)
-    public static void enter(@Advice.Argument(value = 0, readOnly = false) Executor scheduler) {
-      scheduler = Hooks.scheduler(scheduler);
     }
   }
 }

@@ -41,6 +41,8 @@ public final class Config {
     KEYS.put("preempt.prologue", "0 or 1");
     KEYS.put("preempt.retransform", "0 or 1: 0 leaves the classes loaded before an attach"
         + " without polls (default 1)");
+    KEYS.put("inittrace", "0 or 1: print one line with the agent's start-up phases and their"
+        + " times (Go's GODEBUG=inittrace=1)");
     KEYS.put("preempt.report", "0 or 1: print one line at exit with the classes that got polls"
         + " and those left alone");
     KEYS.put("maxthreads", "a positive integer: the limit on gmp4j's threads (Go's SetMaxThreads)");
@@ -64,7 +66,7 @@ public final class Config {
 
   /** Keys that GMPDEBUG may set, as GODEBUG sets Go's. */
   private static final List<String> GMPDEBUG_KEYS =
-      List.of("schedtrace", "scheddetail", "asyncpreemptoff", "updatemaxprocs");
+      List.of("schedtrace", "scheddetail", "asyncpreemptoff", "updatemaxprocs", "inittrace");
 
   /** The keys that GMPDEBUG may set. */
   public static List<String> gmpdebugKeys() {
@@ -118,7 +120,7 @@ public final class Config {
             throw new NumberFormatException();
           }
         }
-        case "scheddetail", "asyncpreemptoff", "preempt.prologue", "preempt.report",
+        case "scheddetail", "asyncpreemptoff", "preempt.prologue", "preempt.report", "inittrace",
             "updatemaxprocs", "preempt.retransform" -> {
           if (!v.equals("0") && !v.equals("1")) {
             throw new NumberFormatException();

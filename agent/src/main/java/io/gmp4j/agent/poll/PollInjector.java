@@ -1,6 +1,7 @@
 package io.gmp4j.agent.poll;
 
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -57,6 +58,10 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       loops; the method they call polls). Synthetic {@code lambda$} methods are instrumented:
  *       they hold user loops.
  * </ol>
+ *
+ * <p>A class with no backward branch in any method is left alone before either pass, and in
+ * the others only the methods with one are scanned ('Fast reject' in {@link BackEdges}), unless
+ * prologue polls are on.
  *
  * <p>The transform runs in two passes over the class file because ASM's tree API is not part of
  * Byte Buddy's repackaged ASM: {@link LoopScanner} reads each method and decides, by instruction
@@ -213,14 +218,19 @@ public final class PollInjector {
 
   /** {@link #transform} of a selected class; records its outcome unless it throws. */
   private byte[] instrument(ClassLoader loader, String internalClassName, byte[] classfile) {
+    BitSet loops = prologuePolls ? null : BackEdges.methods(classfile); // null: scan all
+    if (loops != null && loops.isEmpty()) { // 'Fast reject' in BackEdges
+      coverage.skipped(loader, internalClassName, Coverage.Reason.NO_LOOPS);
+      return null;
+    }
     ClassReader reader = new ClassReader(classfile);
     // major_version follows magic and minor_version; see 'Old class files'
     boolean frameless = reader.readUnsignedShort(6) < Opcodes.V1_6;
-    List<MethodPlan> plans = scan(reader, frameless);
+    List<MethodPlan> plans = scan(reader, frameless, loops);
     if (frameless && hasSubroutines(plans)) { // see 'Subroutines' in SubroutineInliner
       try {
         ClassReader inlined = new ClassReader(SubroutineInliner.inline(classfile));
-        List<MethodPlan> again = scan(inlined, true);
+        List<MethodPlan> again = scan(inlined, true, null); // the copies: scan every method
         if (!hasSubroutines(again)) {
           reader = inlined;
           plans = again;
@@ -260,7 +270,7 @@ public final class PollInjector {
   }
 
   /** Pass 1: one plan per method, in class-file order. */
-  private List<MethodPlan> scan(ClassReader reader, boolean frameless) {
+  private List<MethodPlan> scan(ClassReader reader, boolean frameless, BitSet loops) {
     List<MethodPlan> plans = new ArrayList<>();
     reader.accept(
         new ClassVisitor(Opcodes.ASM9) {
@@ -268,8 +278,9 @@ public final class PollInjector {
           public MethodVisitor visitMethod(
               int access, String name, String desc, String sig, String[] exceptions) {
             MethodPlan plan = new MethodPlan(name, desc, prologue(access, name), frameless);
+            boolean noLoop = loops != null && !loops.get(plans.size()); // 'Fast reject'
             plans.add(plan);
-            return skipped(access, name) ? null : new LoopScanner(plan);
+            return skipped(access, name) || noLoop ? null : new LoopScanner(plan);
           }
         },
         ClassReader.SKIP_DEBUG | ClassReader.EXPAND_FRAMES);

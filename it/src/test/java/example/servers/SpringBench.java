@@ -1,0 +1,177 @@
+package example.servers;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * What the agent costs {@link SpringServer} (issue 17), with the agent, with {@code
+ * asyncpreemptoff=1} and without it, in one run: rounds of three child JVMs, the order rotated
+ * each round so that a drift of the shared machine reaches all three. Each child, fresh:
+ *
+ * <ol>
+ *   <li>start-up: {@code startup.ms} (its uptime when Spring's context is ready, Spring's
+ *       "process running for") and the time from the parent's process start to the first 200;
+ *   <li>cold: the first {@link #COLD} light requests, closed loop at {@link #CONCURRENCY};
+ *   <li>warm: the next {@link #WARM} (the cold ones, more than 3,000, were the warm-up);
+ *   <li>beside CPU: light requests closed loop at {@link #CONCURRENCY} for {@link #BESIDE} while
+ *       {@link #CPU} CPU requests stay in flight (4 per carrier on 2 cores).
+ * </ol>
+ *
+ * No {@code -Xverify:all} here: it would verify every JDK class in the agent's runs only. Run by
+ * {@code SpringBootIT} with {@code -Dspring.bench} (BENCHMARKS.md), or as a program: {@code
+ * agentJar rounds}.
+ */
+public final class SpringBench {
+  private SpringBench() {}
+
+  static final int CONCURRENCY = 16;
+  static final int COLD = 5_000;
+  static final int WARM = 10_000;
+  static final int CPU = 8;
+  static final Duration BESIDE = Duration.ofSeconds(8);
+
+  /** The three configurations, in the order of the table's columns. */
+  static final String[] MODES = {"JDK default", "gmp4j agent", "gmp4j, asyncpreemptoff=1"};
+
+  /** One child JVM's figures. */
+  public record Run(int mode, double startupMs, double firstOkMs, LoadClient.Result cold,
+      LoadClient.Result warm, LoadClient.Result beside) {
+    @Override
+    public String toString() {
+      return String.format("%-26s start-up %5.0f ms (first 200 at %5.0f ms) | cold %5.0f/s p99"
+          + " %6.1f ms | warm %5.0f/s p99 %6.1f ms | beside CPU: light p99 %7.1f ms, CPU p50"
+          + " %5.0f ms (%d done) | failed %d", MODES[mode], startupMs, firstOkMs,
+          cold.throughput(), cold.lightMs(99), warm.throughput(), warm.lightMs(99),
+          beside.lightMs(99), beside.cpuMs(50), beside.cpuOk(),
+          cold.lightFailed() + warm.lightFailed() + beside.lightFailed() + beside.cpuFailed());
+    }
+  }
+
+  /** {@code agentJar rounds}: prints each run and the table. */
+  public static void main(String[] args) throws Exception {
+    System.out.println(table(run(args[0], Integer.parseInt(args[1]))));
+  }
+
+  /** {@code rounds} rounds of the three modes, the order rotated each round. */
+  public static List<Run> run(String agentJar, int rounds) throws Exception {
+    List<Run> runs = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      for (int k = 0; k < MODES.length; k++) {
+        int mode = (r + k) % MODES.length;
+        Run run = measure(agentJar, mode);
+        System.out.println(run);
+        runs.add(run);
+      }
+    }
+    return runs;
+  }
+
+  /** One child JVM in {@code mode} (an index into {@link #MODES}). */
+  public static Run measure(String agentJar, int mode) throws Exception {
+    String agent = switch (mode) {
+      case 0 -> null;
+      case 1 -> agentJar;
+      default -> agentJar + "=asyncpreemptoff=1";
+    };
+    long t0 = System.nanoTime();
+    try (ServerProcess p = new ServerProcess(SpringServer.class, agent, false, List.of(), 120);
+        LoadClient client = new LoadClient("127.0.0.1", p.port())) {
+      double firstOk = firstOk(p.port(), t0);
+      double startup = startupMsOf(p.output());
+      Duration bound = Duration.ofSeconds(120);
+      LoadClient.Result cold = client.closed(CONCURRENCY, COLD, bound, 0);
+      LoadClient.Result warm = client.closed(CONCURRENCY, WARM, bound, 0);
+      LoadClient.Result beside = client.closed(CONCURRENCY, Long.MAX_VALUE, BESIDE, CPU);
+      return new Run(mode, startup, firstOk, cold, warm, beside);
+    }
+  }
+
+  /** Milliseconds from {@code t0} until a light request got its 200. */
+  private static double firstOk(int port, long t0) throws Exception {
+    HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    HttpRequest get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/light"))
+        .timeout(Duration.ofSeconds(30)).build();
+    try {
+      for (int i = 0; i < 1000; i++) {
+        try {
+          if (http.send(get, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+            return (System.nanoTime() - t0) / 1e6;
+          }
+        } catch (java.io.IOException retry) {
+          Thread.sleep(10);
+        }
+      }
+      throw new IllegalStateException("no 200 from /light");
+    } finally {
+      http.shutdownNow();
+    }
+  }
+
+  /** The child's {@code startup.ms=} line. */
+  public static double startupMsOf(String output) {
+    for (String line : output.split("\n")) {
+      if (line.startsWith("startup.ms=")) {
+        return Double.parseDouble(line.substring("startup.ms=".length()).trim());
+      }
+    }
+    throw new IllegalStateException("no startup.ms line in:\n" + output);
+  }
+
+  /** The issue-17 table: per mode the median over the rounds, the range, and the ratio. */
+  public static String table(List<Run> runs) {
+    StringBuilder t = new StringBuilder();
+    t.append("| | ").append(String.join(" | ", MODES)).append(" |\n|---|---|---|---|\n");
+    row(t, runs, "start-up (\"process running for\"), ms", "%.0f", Run::startupMs, true);
+    row(t, runs, "parent's process start to first 200, ms", "%.0f", Run::firstOkMs, true);
+    row(t, runs, "light-only throughput, first 5,000, req/s", "%.0f",
+        r -> r.cold().throughput(), false);
+    row(t, runs, "light-only p99, first 5,000, ms", "%.1f", r -> r.cold().lightMs(99), false);
+    row(t, runs, "light-only throughput, next 10,000, req/s", "%.0f",
+        r -> r.warm().throughput(), false);
+    row(t, runs, "light-only p99, next 10,000, ms", "%.1f", r -> r.warm().lightMs(99), false);
+    row(t, runs, "light p99 beside 8 CPU requests, ms", "%.0f", r -> r.beside().lightMs(99),
+        false);
+    row(t, runs, "CPU request p50 beside light load, ms", "%.0f", r -> r.beside().cpuMs(50),
+        false);
+    return t.toString();
+  }
+
+  /**
+   * One row: median (min-max) per mode, and beside the agent's the ratio to the JDK's median, or
+   * with {@code difference} the difference to it.
+   */
+  private static void row(StringBuilder t, List<Run> runs, String name, String fmt,
+      ToDoubleFunction<Run> f, boolean difference) {
+    t.append("| ").append(name);
+    double base = Double.NaN;
+    for (int mode = 0; mode < MODES.length; mode++) {
+      int m = mode;
+      double[] v = runs.stream().filter(r -> r.mode() == m).mapToDouble(f).sorted().toArray();
+      if (v.length == 0) {
+        t.append(" | ");
+        continue;
+      }
+      double median = v.length % 2 == 1 ? v[v.length / 2]
+          : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+      t.append(" | ").append(String.format(fmt, median));
+      if (v.length > 1) {
+        t.append(" (").append(String.format(fmt, v[0])).append("-")
+            .append(String.format(fmt, v[v.length - 1])).append(")");
+      }
+      if (mode == 0) {
+        base = median;
+      } else if (difference) {
+        t.append(String.format(" (%+.0f)", median - base));
+      } else if (base > 0) {
+        t.append(String.format(" %.2fx", median / base));
+      }
+    }
+    t.append(" |\n");
+  }
+}

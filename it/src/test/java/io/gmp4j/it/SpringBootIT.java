@@ -1,0 +1,56 @@
+package io.gmp4j.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import example.servers.LoadClient;
+import example.servers.ServerProcess;
+import example.servers.SpringBench;
+import example.servers.SpringServer;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A Spring Boot 4 web app on Tomcat with {@code spring.threads.virtual.enabled=true} ({@link
+ * SpringServer}, issue 17) starts under the agent with {@code -Xverify:all}, serves its requests
+ * on gmp4j's Ms, and its light requests get through while CPU requests outnumber the carriers.
+ *
+ * <p>{@code -Dspring.bench} instead runs {@link SpringBench}: rounds of the JDK, the agent and
+ * the agent with {@code asyncpreemptoff=1}, and prints the table of BENCHMARKS.md ({@code
+ * -Dspring.bench.rounds}, default 3).
+ */
+@Timeout(900)
+class SpringBootIT {
+  private static final boolean BENCH = !System.getProperty("spring.bench", "").isEmpty()
+      && !System.getProperty("spring.bench").equals("false");
+
+  @Test
+  void springBootServesOnGmp4jUnderVerifyAll() throws Exception {
+    String agent = ChildJvm.javaagent("").substring("-javaagent:".length());
+    if (BENCH) {
+      List<SpringBench.Run> runs =
+          SpringBench.run(agent, Integer.getInteger("spring.bench.rounds", 3));
+      System.out.println(SpringBench.table(runs));
+      return;
+    }
+    try (ServerProcess p = new ServerProcess(SpringServer.class, agent, List.of(), 120);
+        LoadClient client = new LoadClient("127.0.0.1", p.port())) {
+      String body = Scrape.get("http://127.0.0.1:" + p.port() + "/light");
+      assertTrue(body.contains("\"ok\":true") && body.contains("VirtualThread[")
+          && body.contains("@gmp-m"), body + "\n" + p.output());
+      LoadClient.Result light = client.closed(16, 1_000, Duration.ofSeconds(60), 0);
+      assertEquals(0, light.lightFailed(), light + "\n" + p.output());
+      assertEquals(1_000, light.lightOk(), light + "\n" + p.output());
+      LoadClient.Result beside = client.closed(4, 200, Duration.ofSeconds(10), 4);
+      assertEquals(0, beside.lightFailed() + beside.cpuFailed(), beside + "\n" + p.output());
+      assertTrue(beside.lightOk() > 0 && beside.cpuOk() > 0, beside + "\n" + p.output());
+      String out = p.output();
+      assertTrue(!out.contains("gmp4j: could not") && !out.contains("not installed")
+          && !out.contains("uninstrumented") && !out.contains("VerifyError"), out);
+      System.out.println("SpringBootIT: start-up " + SpringBench.startupMsOf(out)
+          + " ms under -Xverify:all; light " + light + "; beside CPU " + beside);
+    }
+  }
+}
