@@ -90,6 +90,12 @@ class SyscallInstrumentationTest {
     assertEquals(Set.of("<init>(Ljava/util/concurrent/Executor;Ljava/lang/String;ILjava/lang/Runnable;)V"),
         matched(Class.forName(VirtualThreadInstrumentation.TYPE),
             VirtualThreadInstrumentation.sites()));
+    assertNull(VirtualThreadInstrumentation.checkScheduleShape());
+    assertEquals(Set.of(
+            "schedule(Ljava/lang/Runnable;JLjava/util/concurrent/TimeUnit;)"
+                + "Ljava/util/concurrent/Future;"),
+        matched(Class.forName(VirtualThreadInstrumentation.TYPE),
+            VirtualThreadInstrumentation.scheduleSites()));
     assertNull(ForkJoinWorkerThreadInstrumentation.checkShape());
     assertEquals(Set.of("hasKnownQueuedWork()Z"),
         matched(Class.forName(ForkJoinWorkerThreadInstrumentation.TYPE),
@@ -104,6 +110,7 @@ class SyscallInstrumentationTest {
   void everyWovenJdkClassVerifies() throws Exception {
     List<JdkWeaver.Site> all = new ArrayList<>();
     all.addAll(VirtualThreadInstrumentation.sites());
+    all.addAll(VirtualThreadInstrumentation.scheduleSites());
     all.addAll(ForkJoinWorkerThreadInstrumentation.sites());
     all.addAll(SyscallInstrumentations.sites());
     Set<String> types = new TreeSet<>();
