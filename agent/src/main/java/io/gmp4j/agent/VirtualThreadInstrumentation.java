@@ -39,7 +39,7 @@ import java.util.concurrent.TimeUnit;
  * schedule(this::parkTimeoutExpired, timeout, NANOSECONDS)}) or a timed wait ({@code
  * schedule(() -> waitTimeoutExpired(seqNo), timeout, MILLISECONDS)}), on the carrier after the
  * unmount; for a scheduler that is not a ForkJoinPool it hands the task to a {@code
- * VirtualThread-unparker} executor. Its advice asks {@code Hooks.schedule} for a gmp4j timer on
+ * VirtualThread-unparker} executor. Its hook asks {@code Hooks.schedule} for a gmp4j timer on
  * the carrier's P and, given one, skips the body and returns it ('Timers on the P' in the
  * runtime's Timers; JdkWeaver's SCHEDULE hook). A JDK without this shape keeps its timer threads
  * and gets one warning.
@@ -48,39 +48,6 @@ final class VirtualThreadInstrumentation {
   static final String TYPE = "java.lang.VirtualThread";
 
   private VirtualThreadInstrumentation() {}
-
-  /** Advice class for {@code schedule}, referenced by name as {@link #ADVICE} is. */
-  static final String SCHEDULE_ADVICE =
-      VirtualThreadInstrumentation.class.getName() + "$ScheduleAdvice";
-
-  /** JDK 25's {@code private Future<?> schedule(Runnable, long, TimeUnit)}. */
-  static ElementMatcher<MethodDescription> schedule() {
-    return named("schedule").and(isPrivate()).and(returns(Future.class))
-        .and(takesArguments(Runnable.class, long.class, TimeUnit.class));
-  }
-
-  /**
-   * Null if this JDK has the pinned {@code schedule} and the {@code scheduler} field its advice
-   * reads, else why not. Any thread.
-   */
-  static String checkScheduleShape() {
-    try {
-      Class<?> vt = Class.forName(TYPE, false, null);
-      Method m = vt.getDeclaredMethod("schedule", Runnable.class, long.class, TimeUnit.class);
-      if (!Modifier.isPrivate(m.getModifiers()) || m.getReturnType() != Future.class
-          || Modifier.isStatic(m.getModifiers())) {
-        return TYPE + ".schedule is not JDK 25's private Future<?> schedule(Runnable, long,"
-            + " TimeUnit)";
-      }
-      if (vt.getDeclaredField("scheduler").getType() != Executor.class) {
-        return TYPE + ".scheduler is not an Executor";
-      }
-      return null;
-    } catch (ReflectiveOperationException | LinkageError e) {
-      return TYPE + " has no schedule(Runnable, long, TimeUnit) on JDK " + Runtime.version()
-          + " (gmp4j pins JDK 25's shape): " + Stderr.describe(e);
-    }
-  }
 
   /** The JDK 25 constructor (see the class comment). */
   static List<Site> sites() {
