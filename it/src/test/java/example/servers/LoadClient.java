@@ -115,23 +115,9 @@ public final class LoadClient implements AutoCloseable {
     for (int w = 0; w < cpuConcurrency; w++) {
       workers.add(Thread.ofPlatform().daemon().name("load-cpu-" + w).start(() -> {
         sleepUntil(start);
-        while (System.nanoTime() < end) {
-          long t0 = System.nanoTime();
-          try {
-            HttpResponse<byte[]> r = http.send(cpuReq, HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() == 200) {
-              cpuH.recordValue(Math.min(MAX_MICROS, (System.nanoTime() - t0) / 1000));
-              cpuOk.incrementAndGet();
-            } else {
-              fail(firstFailure, "cpu: status " + r.statusCode());
-              cpuFailed.incrementAndGet();
-            }
-          } catch (IOException e) {
-            fail(firstFailure, "cpu: " + e);
-            cpuFailed.incrementAndGet();
-          } catch (InterruptedException e) {
-            return;
-          }
+        while (System.nanoTime() < end
+            && cpuRequest(http, cpuReq, cpuH, cpuOk, cpuFailed, firstFailure)) {
+          // one request per pass
         }
       }));
     }
@@ -214,23 +200,9 @@ public final class LoadClient implements AutoCloseable {
     List<Thread> cpuWorkers = new ArrayList<>();
     for (int w = 0; w < cpuConcurrency; w++) {
       cpuWorkers.add(Thread.ofPlatform().daemon().name("load-cpu-" + w).start(() -> {
-        while (!lightDone.get() && System.nanoTime() < end) {
-          long t0 = System.nanoTime();
-          try {
-            HttpResponse<byte[]> r = http.send(cpuReq, HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() == 200) {
-              cpuH.recordValue(Math.min(MAX_MICROS, (System.nanoTime() - t0) / 1000));
-              cpuOk.incrementAndGet();
-            } else {
-              fail(firstFailure, "cpu: status " + r.statusCode());
-              cpuFailed.incrementAndGet();
-            }
-          } catch (IOException e) {
-            fail(firstFailure, "cpu: " + e);
-            cpuFailed.incrementAndGet();
-          } catch (InterruptedException e) {
-            return;
-          }
+        while (!lightDone.get() && System.nanoTime() < end
+            && cpuRequest(http, cpuReq, cpuH, cpuOk, cpuFailed, firstFailure)) {
+          // one request per pass
         }
       }));
     }
@@ -298,5 +270,30 @@ public final class LoadClient implements AutoCloseable {
     http.shutdownNow();
     pool.shutdownNow();
     pool.awaitTermination(5, TimeUnit.SECONDS);
+  }
+
+  /**
+   * One CPU request, timed from its send: counted in {@code ok} and {@code cpuH}, or in {@code
+   * failed} with the first failure kept. False once the calling worker is interrupted.
+   */
+  private static boolean cpuRequest(HttpClient http, HttpRequest cpuReq, Histogram cpuH,
+      AtomicLong ok, AtomicLong failed, String[] firstFailure) {
+    long t0 = System.nanoTime();
+    try {
+      HttpResponse<byte[]> r = http.send(cpuReq, HttpResponse.BodyHandlers.ofByteArray());
+      if (r.statusCode() == 200) {
+        cpuH.recordValue(Math.min(MAX_MICROS, (System.nanoTime() - t0) / 1000));
+        ok.incrementAndGet();
+      } else {
+        fail(firstFailure, "cpu: status " + r.statusCode());
+        failed.incrementAndGet();
+      }
+    } catch (IOException e) {
+      fail(firstFailure, "cpu: " + e);
+      failed.incrementAndGet();
+    } catch (InterruptedException e) {
+      return false;
+    }
+    return true;
   }
 }
