@@ -36,8 +36,11 @@ class StarvedCarriersIT {
 
   private static final long RUN_MS = 4_000;
 
-  /** Hand-offs allowed in the run (see above; 22 to 38 before the fix). */
-  private static final int MAX_HANDOFFS = 4;
+  /**
+   * Hand-offs allowed in the run (see above; 22 to 38 before the fix). 8, not 4, since the busy
+   * processes run at nice -5: the child is starved harder, and four runs counted 0, 1, 0 and 3.
+   */
+  private static final int MAX_HANDOFFS = 8;
 
   @Test
   void starvedCarriersAreNotTakenForHogs() throws Exception {
