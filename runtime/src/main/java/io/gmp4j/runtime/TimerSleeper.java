@@ -102,6 +102,11 @@ final class TimerSleeper {
   /** Timers that checkOverdue ran for another, running P (extra metric). Racy. */
   private volatile long overdueRuns;
 
+  /** Whether some P may hold a timer that checkOverdue would look at. Any thread; volatile. */
+  boolean hasHint() {
+    return hint != 0;
+  }
+
   TimerSleeper(Sched sched) {
     this.sched = sched;
   }
@@ -205,14 +210,17 @@ final class TimerSleeper {
    * though another P's M schedules sooner. With this the first P to schedule runs it. Cost: one
    * volatile load while no timer waits, and one nanoTime while one does (Go's checkTimers reads
    * the clock then too); the Ps are scanned only when the hint says a timer is due. Called only
-   * by the M holding pp, in findRunnable, after pp's own timers. Returns whether a task ran.
+   * by the M holding pp, in findRunnable, after pp's own timers, with its clock read ({@code
+   * now}, 0 if it read none). Returns whether a task ran.
    */
-  boolean checkOverdue(Processor pp) {
+  boolean checkOverdue(Processor pp, long now) {
     long h = hint; // volatile
     if (h == 0) {
       return false;
     }
-    long now = Timers.nanotime();
+    if (now == 0) {
+      now = Timers.nanotime(); // the caller's read, else ours
+    }
     if (now < h) {
       return false;
     }

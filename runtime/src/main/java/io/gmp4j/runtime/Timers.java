@@ -227,6 +227,11 @@ final class Timers {
    * an M holding a P ({@code owner}: this one), in its scheduler: a task readies its G into
    * that P.
    */
+  /** The earliest timer's when (Go's timer0When), 0 for none. Any thread; volatile. */
+  long nextWhen() {
+    return timer0When;
+  }
+
   boolean checkTimers(long now, boolean owner) {
     long next = timer0When; // volatile, pairs with the store in doaddtimer/dodeltimer0
     if (next == 0) {
