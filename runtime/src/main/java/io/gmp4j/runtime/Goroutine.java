@@ -57,11 +57,14 @@ final class Goroutine implements Executor {
 
   private static final VarHandle STATE;
   private static final VarHandle PREEMPT;
+  private static final VarHandle TRACE_RUNNABLE_SINCE;
 
   static {
     try {
       STATE = MethodHandles.lookup().findVarHandle(Goroutine.class, "state", long.class);
       PREEMPT = MethodHandles.lookup().findVarHandle(Goroutine.class, "preempt", boolean.class);
+      TRACE_RUNNABLE_SINCE = MethodHandles.lookup()
+          .findVarHandle(Goroutine.class, "traceRunnableSince", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -150,20 +153,16 @@ final class Goroutine implements Executor {
 
   long trackingStamp;
 
-  // Tracing (see 'Tracing' in Trace). traceRunnableSince: when the G last became runnable, for
-  // GoRun's schedLatency; written by the thread that readied it (only while GoRun is on) and
-  // read by the M that dequeued it, ordered by the run queues as trackingStamp is.
+  // Tracing (see 'Tracing' in Trace). traceRunnableSince: when the G last became runnable
+  // (System.nanoTime), for GoRun's schedLatency; written by the thread that readied it (only
+  // while GoRun is on; ordered by the run queues as trackingStamp is) and zeroed by the M that
+  // begins its run, which reads it. gdestroy writes it last, volatile, for the exit M's slice
+  // end ('The end of a run' in Trace).
   // tracePreempted: the G is yielding because of a preemption request; written by the G around
   // its yield and read by Sched.ready on the same carrier during that yield. traceSyscall: the
   // open GoSyscall (a TraceEvents.GoSyscall); written by the G, read by its M after a run that
   // parked inside the bracket, which the unmount orders.
   long traceRunnableSince;
-
-  /**
-   * The G's latest GoRun slice (a TraceEvents.GoRun), for a readier that must end it: see 'The
-   * end of a run' in Trace. Written by the M that begins it; read by Sched.ready. Volatile.
-   */
-  volatile Object traceRun;
 
   boolean tracePreempted;
 
@@ -233,6 +232,24 @@ final class Goroutine implements Executor {
 
   boolean casFromRunning(long ran, int to) {
     return STATE.compareAndSet(this, ran, (ran & ~0xffL) | to); // fails if readied meanwhile
+  }
+
+  /**
+   * The readying sequence of the state word: one more at every readying, so a run is named by
+   * its G and casRunnableToRunning's result shifted by 8. Any thread; volatile read.
+   */
+  long runSeq() {
+    return state >>> 8;
+  }
+
+  /** traceRunnableSince, volatile: see its comment (gdestroy's stamp). Any thread. */
+  long traceRunnableSinceVolatile() {
+    return (long) TRACE_RUNNABLE_SINCE.getVolatile(this);
+  }
+
+  /** Sets traceRunnableSince, volatile: gdestroy's stamp for an exit M not back yet. */
+  void traceRunnableSinceVolatile(long nanos) {
+    TRACE_RUNNABLE_SINCE.setVolatile(this, nanos);
   }
 
   /** false→true; true if this call made the request. Any thread (sysmon). */

@@ -132,11 +132,32 @@ final class Machine extends Thread {
   private long stolen;
 
   // Tracing: see 'Tracing' in Trace. Confined to this M and the G mounted on it, which never run
-  // at once; sysmon reads traceRun only between its acquire of phold and its retake CAS, when
-  // the run number pins the value (a slice begins only before a phold release).
+  // at once; sysmon reads the traceRun fields only between its acquire of phold and its retake
+  // CAS, when the run number pins them (a slice begins only before a phold release).
 
-  /** The open GoRun slice (a TraceEvents.GoRun), or null. */
-  Object traceRun;
+  /** The open GoRun slice's begin (System.nanoTime), or 0: see 'The slice record' in Trace. */
+  long traceRunBegin;
+
+  /** Sched.coarseNow at the slice's begin. */
+  long traceRunCoarse;
+
+  /** The slice's G, its schedLatency (ns) and its P; whether it came from runnext. */
+  long traceRunGoid;
+
+  long traceRunLatency;
+
+  int traceRunP;
+
+  boolean traceRunNext;
+
+  /** When this M's own carrier-side submit readied the running G (a yield), or 0. */
+  long traceRunStopOwn;
+
+  /**
+   * A readier's end of a slice of this M whose run had not returned yet (a Trace.StopStamp), or
+   * null; written by that readier, read and cleared by this M: volatile.
+   */
+  volatile Object traceRunStoppedBy;
 
   /** Events the G ended on this carrier, committed by this M after the run (Trace.flush). */
   Object[] tracePending;
@@ -306,7 +327,8 @@ final class Machine extends Thread {
         && VirtualThreads.state(gp.thread) != VirtualThreads.TERMINATED) {
       long since = gp.traceRunnableSince;
       gp.traceRunnableSince = 0; // a stale stamp after a recording gap must not be read again
-      Trace.runBegin(this, gp, pp, inheritTime, since == 0 ? 0 : System.nanoTime() - since);
+      long now = System.nanoTime();
+      Trace.runBegin(this, gp, pp, inheritTime, now, since == 0 ? 0 : now - since);
     }
     openPHold();
     try {
@@ -320,10 +342,12 @@ final class Machine extends Thread {
     int closed = closePHold();
     curg = null;
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
+    long traceStop = 0;
     if (closed == PHOLD_RETAKEN) {
       Trace.runDrop(this); // sysmon ended and committed the slice it took ('Tracing')
-    } else if (traceRun != null) {
-      Trace.runStop(traceRun); // before anyone can ready the G: 'The end of a run' in Trace
+    } else if (traceRunBegin != 0) {
+      // Before anyone can ready the G: 'The end of a run' in Trace. 0: dropped, surely short.
+      traceStop = Trace.runStopTime(this);
     }
     if (closed == PHOLD_SYSCALL && gp.traceSyscall != null) {
       Trace.syscallStop(gp); // it parked inside the bracket: the P is sysmon's to retake
@@ -331,11 +355,11 @@ final class Machine extends Thread {
     }
     int js = VirtualThreads.state(gp.thread);
     if (js == VirtualThreads.TERMINATED) {
-      if (traceRun != null) {
+      if (traceRunBegin != 0) {
         // Readied since this run began: it parked or yielded here, and ran to its end on another
         // M before this one looked (its carrier may be descheduled right after the unmount).
-        Trace.runEnd(this, !gp.readiedSince(ran) ? Trace.END_EXIT
-            : traceYield < 0 ? Trace.END_BLOCK : traceYield, "");
+        Trace.runEnd(this, gp, ran, !gp.readiedSince(ran) ? Trace.END_EXIT
+            : traceYield < 0 ? Trace.END_BLOCK : traceYield, "", traceStop);
       }
       sched.gdestroy(gp);
       if (lockedg == gp) {
@@ -351,20 +375,21 @@ final class Machine extends Thread {
       // was suspended, and here it had, so our runContinuation returned at once. The G runs on
       // another M, which stays its M.
       gp.m = other;
-      if (traceRun != null) {
+      if (traceRunBegin != 0) {
         // It did run here (it was not mounted when we began): it parked or yielded, and the
         // other M took it at once.
-        Trace.runEnd(this, traceYield < 0 ? Trace.END_BLOCK : traceYield, "");
+        Trace.runEnd(this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield, "", traceStop);
       }
     } else if (gp.casFromRunning(ran, Goroutine.WAITING)) {
       gp.waitReason = WaitReasons.of(gp, js);
       gp.waitSince = sched.coarseNow;
-      if (traceRun != null) {
-        Trace.runEnd(this, traceYield < 0 ? Trace.END_BLOCK : traceYield, gp.waitReason);
+      if (traceRunBegin != 0) {
+        Trace.runEnd(this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield,
+            gp.waitReason, traceStop);
       }
-    } else if (traceRun != null) {
+    } else if (traceRunBegin != 0) {
       // Readied meanwhile: it yielded, or it parked and was woken before we looked.
-      Trace.runEnd(this, traceYield < 0 ? Trace.END_BLOCK : traceYield, "");
+      Trace.runEnd(this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield, "", traceStop);
     }
     if (tracePendingCount != 0) {
       Trace.flush(this);
@@ -765,7 +790,7 @@ final class Machine extends Thread {
   private void traceRunResumes(Processor pp) {
     Goroutine gp = curg;
     if (gp != null && Trace.on(Trace.GO_RUN)) {
-      Trace.runBegin(this, gp, pp, false, 0);
+      Trace.runBegin(this, gp, pp, false, System.nanoTime(), 0);
     }
   }
 

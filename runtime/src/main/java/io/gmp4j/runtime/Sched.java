@@ -375,10 +375,10 @@ public final class Sched {
       gp.trackingStamp = System.nanoTime();
     }
     if (Trace.on(Trace.GO_RUN)) {
-      gp.traceRunnableSince = System.nanoTime();
-      Object slice = gp.traceRun;
-      if (was == Goroutine.RUNNING && slice != null) {
-        Trace.runStop(slice); // its M is not back yet: 'The end of a run' in Trace
+      long now = System.nanoTime();
+      gp.traceRunnableSince = now;
+      if (was == Goroutine.RUNNING) {
+        Trace.runStoppedBy(gp, now); // its M is not back yet: 'The end of a run' in Trace
       }
     }
     Machine mp = null;
@@ -437,11 +437,11 @@ public final class Sched {
     if (!gp.setDead()) {
       return; // the other M of a duplicate submit destroyed it (and counted ngsys down)
     }
+    if (Trace.on(Trace.GO_RUN)) {
+      // The M of the exit may not be back yet: 'The end of a run' in Trace.
+      gp.traceRunnableSinceVolatile(System.nanoTime());
+    }
     if (Trace.on(Trace.GO_DESTROY)) {
-      Object slice = gp.traceRun;
-      if (slice != null) {
-        Trace.runStop(slice); // the M of the exit may not be back yet: 'The end of a run' in Trace
-      }
       Trace.goDestroy(gp);
     }
     allgs.remove(gp);

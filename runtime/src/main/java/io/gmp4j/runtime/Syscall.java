@@ -73,8 +73,8 @@ final class Syscall {
       return true;
     }
     // Go's GoSyscallBegin ends the P slice; under the claim, so sysmon cannot take it first.
-    if (mp.traceRun != null) {
-      Trace.runEnd(mp, Trace.END_SYSCALL, "");
+    if (mp.traceRunBegin != 0) {
+      Trace.runEndNow(mp, gp, Trace.END_SYSCALL);
     }
     if (Trace.on(Trace.GO_SYSCALL)) {
       Trace.syscallBegin(gp, mp, pp);

@@ -197,6 +197,7 @@ final class Sysmon extends Thread {
           hog = wantHandoff > 0 ? new HogHandoff(sched, wantHandoff, true) : null;
         }
         long sleepUs = Math.min(delayUs, timerDelayUs); // 'Overdue timers' below
+        sleepUs = Math.min(sleepUs, Trace.sysmonSleepCapUs()); // 'The slice record' in Trace
         long slept = System.nanoTime();
         sleepUntil = Timers.nanotime() + sleepUs * 1000; // volatile, then the re-check in timerAdded
         LockSupport.parkNanos(sleepUs * 1000);

@@ -173,6 +173,29 @@ final class Trace {
 
   private static long lastRefresh;
 
+  /**
+   * The smallest GoRun threshold (ns) among the running recordings that have GoRun on: a slice
+   * shorter than this gets no event ('The slice record'). 0 when unknown (JFR still filters at
+   * commit). Written by refresh; read racily by the Ms: a stale value costs an event that JFR
+   * drops, or drops a slice within a sysmon cycle of a settings change.
+   */
+  private static volatile long runThreshold;
+
+  /** Whether an M may skip the clock read at a slice's end: runThreshold >= SKIP_END_MIN. */
+  private static volatile boolean runSkipEnd;
+
+  /** Sysmon's longest sleep, and so the longest slice that can fall between two of its ticks. */
+  static final long SKIP_END_MIN = 10_000_000L;
+
+  /** GoRun's implicit JFR fields startTime and duration (ticks), or null if not found. */
+  private static VarHandle runStart;
+
+  private static VarHandle runDuration;
+
+
+  /** System.nanoTime to JFR ticks, or null until measured: see 'The slice record'. */
+  private static volatile TickClock clock;
+
   /** Whether the event with {@code bit} may be on. Any thread; one opaque load. */
   static boolean on(int bit) {
     return ((int) ENABLED.getOpaque() & bit) != 0; // pairs with setOpaque in refresh
@@ -218,7 +241,9 @@ final class Trace {
           t[i] = EventType.getEventType(c);
         }
         FlightRecorder.addPeriodicEvent(TraceEvents.SchedStats.class, () -> schedStats(sched));
+        findRunFields();
         types = t;
+        runThresholdUpdate();
         refreshSoon();
       } catch (Throwable e) {
         System.err.println("gmp4j: JFR events unavailable: " + e);
@@ -227,13 +252,17 @@ final class Trace {
 
     @Override
     public void recordingStateChanged(Recording recording) {
+      runThresholdUpdate();
       refreshSoon();
     }
   }
 
+  /**
+   * Asks sysmon to refresh every cycle for a while. On JFR's thread, inside its recorder lock:
+   * a refresh here would take ours, and sysmon, holding ours, may be waiting for JFR's.
+   */
   private static void refreshSoon() {
     refreshEveryCycleUntil = System.nanoTime() + 100_000_000L;
-    refresh(); // for a recording already running when JFR came up
   }
 
   /** sysmon's refresh of {@link #enabled}; see step 2. Called by sysmon every cycle. */
@@ -258,7 +287,180 @@ final class Trace {
         bits |= 1 << i;
       }
     }
+    if ((bits & GO_RUN) != 0 && !calibrate()) {
+      bits &= ~GO_RUN; // no slice without a clock: JFR has not applied the settings yet
+    }
     ENABLED.setOpaque(bits); // single writer: under the class lock
+  }
+
+  /**
+   * Sysmon's longest sleep while the Ms skip the clock read at a slice's end: half the threshold,
+   * so a slice that reaches it has seen a sysmon tick ('The slice record'). In microseconds.
+   */
+  static long sysmonSleepCapUs() {
+    return runSkipEnd && on(GO_RUN) ? runThreshold / 2_000 : Long.MAX_VALUE;
+  }
+
+  /**
+   * Recomputes {@link #runThreshold} from the recordings' settings. Called on JFR's thread (the
+   * listener), which holds the recorder lock that getRecordings takes: never from sysmon, which
+   * must not wait for a dump.
+   */
+  private static void runThresholdUpdate() {
+    EventType[] t = types;
+    if (t != null) {
+      long threshold = runThreshold(t[1]);
+      runThreshold = threshold;
+      runSkipEnd = threshold >= SKIP_END_MIN;
+    }
+  }
+
+  /** The GoRun threshold of every running recording that has it on, the smallest; 0 if unsure. */
+  private static long runThreshold(EventType type) {
+    long min = Long.MAX_VALUE;
+    String byId = Long.toString(type.getId());
+    try {
+      for (Recording r : FlightRecorder.getFlightRecorder().getRecordings()) {
+        if (r.getState() != jdk.jfr.RecordingState.RUNNING) {
+          continue;
+        }
+        Map<String, String> settings = r.getSettings();
+        String enabled = setting(settings, type.getName(), byId, "enabled");
+        if (!"true".equals(enabled)) {
+          continue; // off in this one (GoRun is @Enabled(false) unless the settings name it)
+        }
+        min = Math.min(min, parseNanos(setting(settings, type.getName(), byId, "threshold")));
+      }
+    } catch (RuntimeException e) {
+      return 0; // JFR shutting down, or a recording closed under us: JFR's own filter decides
+    }
+    return min == Long.MAX_VALUE ? 0 : min;
+  }
+
+  /** A recording's value for the event's setting; keyed by name, or by id (Recording.enable). */
+  private static String setting(Map<String, String> s, String name, String id, String key) {
+    String v = s.get(name + "#" + key);
+    return v != null ? v : s.get(id + "#" + key);
+  }
+
+  /** A JFR timespan ("10 ms", "0 ns", "1 s"...) in ns; 0 for none or anything else. */
+  static long parseNanos(String v) {
+    if (v == null) {
+      return 0;
+    }
+    String[] parts = v.trim().split("\\s+");
+    if (parts.length != 2) {
+      return 0;
+    }
+    long n;
+    try {
+      n = Long.parseLong(parts[0]);
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+    long unit = switch (parts[1]) {
+      case "ns" -> 1L;
+      case "us" -> 1_000L;
+      case "ms" -> 1_000_000L;
+      case "s" -> 1_000_000_000L;
+      case "m" -> 60_000_000_000L;
+      case "h" -> 3_600_000_000_000L;
+      case "d" -> 86_400_000_000_000L;
+      default -> 0L;
+    };
+    return n < 0 || unit == 0 || n > Long.MAX_VALUE / unit ? 0 : n * unit;
+  }
+
+  /** Finds GoRun's startTime and duration fields, which JFR adds to every event class. */
+  private static void findRunFields() {
+    try {
+      MethodHandles.Lookup l = MethodHandles.privateLookupIn(
+          TraceEvents.GoRun.class, MethodHandles.lookup());
+      runStart = l.findVarHandle(TraceEvents.GoRun.class, "startTime", long.class);
+      runDuration = l.findVarHandle(TraceEvents.GoRun.class, "duration", long.class);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      System.err.println("gmp4j: JFR GoRun events unavailable (no startTime/duration field: " + e
+          + ")");
+    }
+  }
+
+  /**
+   * System.nanoTime to JFR ticks: a base pair and a rate. JFR's clock is its own (os::elapsed_counter,
+   * nanoseconds since JVM start on Linux, macOS and with most settings; the TSC or QueryPerformanceCounter
+   * elsewhere), so it is measured: a probe event's begin between two nanoTime reads.
+   */
+  private record TickClock(long nanoBase, long tickBase, double rate) {
+    long ticks(long nanos) {
+      long d = nanos - nanoBase;
+      return tickBase + (rate == 1.0 ? d : Math.round(d * rate));
+    }
+  }
+
+  /**
+   * Measures {@link #clock} once, or refines a rate that is not 1: whether slices can be timed.
+   * Requires the class lock (refresh); GoRun must be on in JFR, or the probe's begin stays 0.
+   */
+  private static boolean calibrate() {
+    if (runStart == null) {
+      return false;
+    }
+    TickClock c = clock;
+    if (c != null && c.rate == 1.0) {
+      return true;
+    }
+    long[] first = probe();
+    if (first == null) {
+      return false;
+    }
+    if (c == null) {
+      long spinUntil = System.nanoTime() + 2_000_000L; // once per JVM: a rate from 2 ms
+      while (System.nanoTime() - spinUntil < 0) {
+        Thread.onSpinWait();
+      }
+      long[] second = probe();
+      if (second == null) {
+        return false;
+      }
+      c = new TickClock(first[0], first[1], 0);
+      first = second;
+    }
+    double rate = (double) (first[1] - c.tickBase) / (first[0] - c.nanoBase);
+    // Nanosecond ticks, as on Linux: exact, from then on. Any other: refined at every refresh.
+    clock = new TickClock(c.nanoBase, c.tickBase, Math.abs(rate - 1.0) < 1e-3 ? 1.0 : rate);
+    return true;
+  }
+
+  /** {nanoTime, ticks} of a GoRun's begin, from the tightest of five tries; null if GoRun is off. */
+  private static long[] probe() {
+    long bestWidth = Long.MAX_VALUE;
+    long[] best = null;
+    for (int i = 0; i < 5; i++) {
+      TraceEvents.GoRun e = new TraceEvents.GoRun();
+      long n0 = System.nanoTime();
+      e.begin();
+      long n1 = System.nanoTime();
+      long ticks = (long) runStart.get(e);
+      if (ticks == 0) {
+        return null;
+      }
+      if (n1 - n0 < bestWidth) {
+        bestWidth = n1 - n0;
+        best = new long[] {n0 + (n1 - n0) / 2, ticks};
+      }
+    }
+    return best;
+  }
+
+  /** Sets a GoRun's JFR start and duration from nanoTimes; false if there is no clock yet. */
+  private static boolean setTimes(TraceEvents.GoRun e, long begin, long stop) {
+    TickClock c = clock;
+    if (c == null) {
+      return false;
+    }
+    long start = c.ticks(begin);
+    runStart.set(e, start);
+    runDuration.set(e, Math.max(1, c.ticks(stop) - start)); // 0 would make commit time it
+    return true;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -314,73 +516,148 @@ final class Trace {
   }
 
   /**
-   * Begins a GoRun slice of gp on pp, held by mp. Called by mp (execute) or gp on mp (after a
-   * syscall or a retake), before the phold release that opens the slice to sysmon; any slice
-   * still open is dropped (a recording started meanwhile instrumented nothing before it).
+   * Begins a GoRun slice of gp on pp, held by mp, at {@code now} (System.nanoTime): only the
+   * slice record's fields, no event ('The slice record'). Called by mp (execute) or gp on mp
+   * (after a syscall or a retake), before the phold release that opens the slice to sysmon.
    */
-  static void runBegin(Machine mp, Goroutine gp, Processor pp, boolean runnext, long latency) {
-    TraceEvents.GoRun e = new TraceEvents.GoRun();
-    e.begin();
-    e.goid = gp.goid;
-    e.p = pp.id;
-    e.m = mp.id;
-    e.runnext = runnext;
-    e.schedLatency = latency;
-    e.waitReason = "";
-    mp.traceRun = e;
-    gp.traceRun = e; // volatile: see 'The end of a run'
+  static void runBegin(Machine mp, Goroutine gp, Processor pp, boolean runnext, long now,
+      long latency) {
+    mp.traceRunGoid = gp.goid;
+    mp.traceRunP = pp.id;
+    mp.traceRunNext = runnext;
+    mp.traceRunLatency = latency;
+    mp.traceRunCoarse = mp.sched.coarseNow;
+    mp.traceRunBegin = now == 0 ? 1 : now; // 0 means no slice
   }
 
   /**
-   * Takes the end time of a GoRun slice unless someone did already; see 'The end of a run'.
-   * Any thread: the M, the G on it, a readier of the G, sysmon.
+   * The end time of mp's open slice, read right after its run returned; or 0, and the slice is
+   * dropped, when it is surely shorter than every recording's threshold: no sysmon tick fell
+   * inside it ('The slice record'). Called only by mp, or its G for a syscall.
    */
-  static void runStop(Object slice) {
-    TraceEvents.GoRun e = (TraceEvents.GoRun) slice;
-    synchronized (e) {
-      if (!e.stopped) {
-        e.end();
-        e.stopped = true;
+  static long runStopTime(Machine mp) {
+    if (runSkipEnd && mp.sched.coarseNow == mp.traceRunCoarse) {
+      mp.traceRunBegin = 0;
+      return 0;
+    }
+    return System.nanoTime();
+  }
+
+  /**
+   * Ends mp's open slice, of gp, with {@code end} at {@code stop} (from {@link #runStopTime}),
+   * or earlier if a readier or gdestroy stamped gp first ('The end of a run'); commits a GoRun
+   * on mp, or queues it there when the caller is mp's G, if the slice is not below the
+   * threshold. Called by mp or by the G on it.
+   */
+  static void runEnd(Machine mp, Goroutine gp, long ran, int end, String waitReason,
+      long stop) {
+    long begin = mp.traceRunBegin;
+    mp.traceRunBegin = 0;
+    long own = mp.traceRunStopOwn;
+    if (own != 0) {
+      mp.traceRunStopOwn = 0;
+      stop = earlier(stop, own, begin);
+    }
+    Object by = mp.traceRunStoppedBy;
+    if (by != null) {
+      mp.traceRunStoppedBy = null; // a stale one (a late readier of an older slice) is dropped
+      if (by instanceof StopStamp st && st.goid == gp.goid && st.seq == ran >>> 8) {
+        stop = earlier(stop, st.nanos, begin);
       }
     }
+    if (gp.status() == Goroutine.DEAD) {
+      // Another M destroyed it first (a duplicate submit): its gdestroy stamp.
+      stop = earlier(stop, gp.traceRunnableSinceVolatile(), begin);
+    }
+    commitRun(mp, gp, begin, stop, end, waitReason);
   }
 
-  /**
-   * Ends mp's open GoRun slice, if any, with {@code end}; commits it on mp, or queues it there
-   * when the caller is mp's G. Called by mp or by the G on it.
-   */
-  static void runEnd(Machine mp, int end, String waitReason) {
-    Object o = mp.traceRun;
-    if (o == null) {
+  private static void commitRun(Machine mp, Goroutine gp, long begin, long stop, int end,
+      String waitReason) {
+    if (stop - begin < runThreshold) {
       return;
     }
-    mp.traceRun = null;
-    runStop(o);
-    TraceEvents.GoRun e = (TraceEvents.GoRun) o;
+    TraceEvents.GoRun e = runEvent(mp, begin);
     e.end = END_NAMES[end];
     e.waitReason = waitReason == null ? "" : waitReason;
-    commitOn(mp, e);
+    if (setTimes(e, begin, stop)) {
+      commitOn(mp, e);
+    }
+  }
+
+  /** {@code t} if it falls inside the slice [begin, stop), else stop. */
+  private static long earlier(long stop, long t, long begin) {
+    return t != 0 && t - begin > 0 && t - stop < 0 ? t : stop;
+  }
+
+  /** A readier's end of another thread's slice: that slice's G and readying sequence, and when. */
+  private record StopStamp(long goid, long seq, long nanos) {}
+
+  /**
+   * Ends the slice of gp, which the caller just readied while its M had not come back from the
+   * run ({@code was == RUNNING}), at {@code now}: see 'The end of a run'. Called by Sched.ready
+   * right after its CAS, before it queues gp.
+   */
+  static void runStoppedBy(Goroutine gp, long now) {
+    Machine om = gp.m; // the JDK's state write at the park orders the M's write of it before us
+    if (om == null) {
+      return;
+    }
+    if (Thread.currentThread() == om) {
+      om.traceRunStopOwn = now; // its own carrier-side submit of a yield
+    } else {
+      om.traceRunStoppedBy = new StopStamp(gp.goid, gp.runSeq() - 1, now);
+    }
+  }
+
+  /** {@link #runEnd} now, for a slice the running G ends itself (entersyscall). */
+  static void runEndNow(Machine mp, Goroutine gp, int end) {
+    long stop = runStopTime(mp);
+    if (stop != 0) {
+      long begin = mp.traceRunBegin;
+      mp.traceRunBegin = 0;
+      commitRun(mp, gp, begin, stop, end, ""); // running its own code: nobody readied it
+    }
+  }
+
+  private static TraceEvents.GoRun runEvent(Machine mp, long begin) {
+    TraceEvents.GoRun e = new TraceEvents.GoRun();
+    e.goid = mp.traceRunGoid;
+    e.p = mp.traceRunP;
+    e.m = mp.id;
+    e.runnext = mp.traceRunNext;
+    e.schedLatency = mp.traceRunLatency;
+    e.beginNanos = begin;
+    e.waitReason = "";
+    return e;
   }
 
   /** Drops mp's open slice (a spurious run, or one that sysmon took). Called by mp. */
   static void runDrop(Machine mp) {
-    mp.traceRun = null;
+    mp.traceRunBegin = 0;
   }
 
   /**
-   * The slice of the run sysmon is about to retake: read before the retake CAS, when the run
-   * number pins it (see the overview). Called only by sysmon.
+   * The slice of the run sysmon is about to retake, as an event still to be ended, or null:
+   * read before the retake CAS, when the run number pins it (see the overview). Called only by
+   * sysmon.
    */
   static Object runPeek(Machine mp) {
-    return mp.traceRun;
+    long begin = mp.traceRunBegin;
+    return begin == 0 ? null : runEvent(mp, begin);
   }
 
   /** Ends and commits, on sysmon, a slice whose P sysmon retook. Called only by sysmon. */
   static void runHandedOff(Object slice) {
-    runStop(slice);
     TraceEvents.GoRun e = (TraceEvents.GoRun) slice;
+    long stop = System.nanoTime();
+    if (stop - e.beginNanos < runThreshold) {
+      return;
+    }
     e.end = END_NAMES[END_HANDOFF];
-    e.commit();
+    if (setTimes(e, e.beginNanos, stop)) {
+      e.commit();
+    }
   }
 
   /** Begins gp's GoSyscall on mp, leaving pp. Called by gp in entersyscall with the bit set. */

@@ -98,8 +98,8 @@ final class TraceEvents {
     @Timespan(Timespan.NANOSECONDS)
     long schedLatency;
 
-    /** The end time is taken (Trace.runStop); guarded by this event's monitor. Not recorded. */
-    transient boolean stopped;
+    /** The slice's begin (System.nanoTime), for sysmon's hand-off. Not recorded. */
+    transient long beginNanos;
   }
 
   @Name("gmp4j.GoUnblock")
