@@ -83,19 +83,48 @@ import jdk.jfr.Recording;
  * a new P and begin a new slice at any moment, and nothing orders sysmon's end of the old one
  * before the M's next look at it.
  *
+ * <h3>The slice record</h3>
+ *
+ * A GoRun is not an event object until it has to be one. The M keeps the open slice in plain
+ * fields of its own (Machine.traceRun*: begin, the coarse clock at the begin, goid, P, runnext,
+ * schedLatency), written at the begin from the clock read that schedLatency needs anyway. At
+ * the end it makes a GoRun only if the slice is at least {@link #runThreshold}, the smallest
+ * GoRun threshold of the running recordings (read from their settings by the listener, on JFR's
+ * own thread: getRecordings takes JFR's recorder lock, which sysmon must never wait for). So
+ * gmp4j.jfc's 10 ms GoRun costs a clock read and five plain stores per run, and nothing else
+ * for the runs below 10 ms, which are nearly all.
+ *
+ * <p>The end clock read is skipped too when no sysmon tick fell inside the slice ({@code
+ * Sched.coarseNow} unchanged since the begin) and the threshold is at least {@link
+ * #SKIP_END_MIN}: such a slice is shorter than one sysmon sleep. While that holds, sysmon
+ * sleeps at most half the threshold ({@link #sysmonSleepCapUs}), so a slice that reaches the
+ * threshold sees a tick unless the OS keeps sysmon off a CPU for longer than that (and then
+ * the time slice's preemption, sysmon's job too, is as late).
+ *
+ * <p>The event gets the slice's times from nanoTime: JFR takes an event's start only from
+ * {@code begin()}, so its two implicit fields ({@code startTime}, {@code duration}, in JFR's
+ * ticks) are set through VarHandles on our own class, and nanoTime is turned into ticks by
+ * {@link TickClock}, measured from a probe event's {@code begin()} between two nanoTime reads
+ * (nanosecond ticks since JVM start on Linux: an offset, exact to the probe's 40 ns; any other
+ * rate is measured over 2 ms and refined at every refresh). Both are JDK internals; without the
+ * fields GoRun is unavailable, with one line. Rejected: an event per run (the design before):
+ * an allocation and three clock reads per run made gmp4j.jfc cost 3.0x on ping-pong.
+ *
  * <h3>The end of a run</h3>
  *
  * A G that parks or yields can be readied, and run by another M, before its first M is back
  * from {@code runContinuation}: the carrier may be descheduled for a millisecond right after the
- * unmount. A slice ended by that M would then overlap the G's next one. So the end time is
- * taken once ({@link #runStop}, under the event's monitor) by whoever comes first: the M right
- * after the run returns, before its post-run CAS lets anyone ready the G; or the readier whose
- * CAS found the G still running (Sched.ready; this includes the M's own carrier-side submit of
- * a yield); or the M that destroys the G after a duplicate submit, while the M of the exit is
- * still on its way back (Sched.gdestroy). The readier finds the slice in the G's volatile {@code
- * traceRun}; the JDK's state
- * write at the park orders the M's write of it before the readier's read. The M commits the
- * slice later with its end reason.
+ * unmount. A slice ended at that M's clock would then overlap the G's next one. So the end is
+ * the earliest of: the M's clock read right after the run returns (before its post-run CAS
+ * lets anyone ready the G); the time at which a readier whose CAS found the G still running
+ * readied it ({@link #runStoppedBy}, before it queues the G: the M's own carrier-side submit of
+ * a yield in {@code Machine.traceRunStopOwn}, any other readier as a {@link StopStamp} in the
+ * M's volatile {@code traceRunStoppedBy}, named by goid and readying sequence so that a late
+ * readier of an older slice is ignored); and gdestroy's stamp when another M destroyed the G
+ * after a duplicate submit while the M of the exit was still on its way back. The readier finds
+ * the M in {@code gp.m}: the JDK's state write at the park orders the M's write of it before the
+ * readier's read. If the M reads no stamp, the readier's write, and so the G's next run, come
+ * after the M's read, and so after its clock read.
  *
  * <p>The slice state is confined to the M and the G mounted on it (they never run at once; see
  * 'Hog hand-off' in {@link HogHandoff}); sysmon reads the open slice only between its acquire of
@@ -104,13 +133,19 @@ import jdk.jfr.Recording;
  * <h3>Cost</h3>
  *
  * Off: one opaque load and a branch per site (ready, execute, the syscall bracket, steal,
- * idle-list operations); nothing in Preempt.poll. On: an event object and a {@code
- * System.nanoTime} per readying (for schedLatency), and JFR's thread-local write per commit.
- * Measured off, {@code bench/run PingPongOneP -f 1 -wi 3 -i 8 -p scheduler=gmp4j -p
- * handoff=park}, this tree against the one before it, interleaved, twice each: 2926 and 1519 ns
- * before, 1368 and 1728 ns after, on a 2-core VM at load 12 to 14: the noise (about 600 ns)
- * hides any difference; a quiet machine must repeat it (BENCHMARKS.md has the quiet numbers,
- * about 420 ns).
+ * idle-list operations); nothing in Preempt.poll. gmp4j.jfc: the slice record above, and a
+ * {@code System.nanoTime} per readying (schedLatency). gmp4j-detail.jfc: an event object per
+ * event and JFR's thread-local write per commit.
+ *
+ * <p>One cost is the machine's, not ours: on AVX-512 CPUs, C2 code that allocates or copies
+ * with 512-bit registers leaves their upper halves dirty, and the JDK's thaw, C++ compiled with
+ * legacy SSE encodings, then pays the SSE/AVX transition penalty at its first vector
+ * instruction. Found with perf (90% of thaw's samples on its prologue) and confirmed three
+ * ways on the 2-vCPU Xeon: {@code -XX:UseAVX=2} removes it; a 64-byte object stored per run
+ * costs 500-900 ns per ping-pong round trip and a 16-byte one nothing; and one arraycopy stub
+ * call (which ends with a vzeroupper) before the thaw took the per-run event design from 3,100
+ * to 1,900-2,400 ns. So while events that the M allocates around every run are on ({@link
+ * #CLEAN_UPPER}), execute calls {@link #cleanUpperState} before each thaw.
  */
 final class Trace {
   private Trace() {}
@@ -126,6 +161,14 @@ final class Trace {
   static final int PROC_HANDOFF = 1 << 7;
   static final int PROCS_CHANGE = 1 << 8;
   static final int PROC_IDLE = 1 << 9;
+
+  /**
+   * Not an event: set while events that the Ms allocate around every run are on, so execute
+   * calls {@link #cleanUpperState} before it thaws a G ('Cost').
+   */
+  static final int CLEAN_UPPER = 1 << 30;
+
+  private static final int PER_RUN = GO_CREATE | GO_UNBLOCK | GO_DESTROY | RUNQ_STEAL | PROC_IDLE;
 
   // GoRun end reasons, as Go's GoStop/GoBlock reasons and the rest.
   static final int END_BLOCK = 0;
@@ -289,6 +332,9 @@ final class Trace {
     }
     if ((bits & GO_RUN) != 0 && !calibrate()) {
       bits &= ~GO_RUN; // no slice without a clock: JFR has not applied the settings yet
+    }
+    if ((bits & PER_RUN) != 0 || (bits & GO_RUN) != 0 && !runSkipEnd) {
+      bits |= CLEAN_UPPER;
     }
     ENABLED.setOpaque(bits); // single writer: under the class lock
   }
@@ -461,6 +507,20 @@ final class Trace {
     runStart.set(e, start);
     runDuration.set(e, Math.max(1, c.ticks(stop) - start)); // 0 would make commit time it
     return true;
+  }
+
+  private static final byte[] UPPER_FROM = new byte[64];
+  private static final byte[] UPPER_TO = new byte[64];
+
+  /** Not a constant, so the copy below stays a call of the JDK's arraycopy stub. */
+  private static int upperLength;
+
+  /**
+   * Clears the upper halves of the vector registers before a thaw, by way of the JDK's arraycopy
+   * stub, which ends with a vzeroupper on AVX-512 machines: see 'Cost'. Called only by an M.
+   */
+  static void cleanUpperState() {
+    System.arraycopy(UPPER_FROM, 0, UPPER_TO, 0, upperLength);
   }
 
   // ------------------------------------------------------------------------------------------
