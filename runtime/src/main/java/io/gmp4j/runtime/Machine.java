@@ -302,9 +302,11 @@ final class Machine extends Thread {
   private void execute(Goroutine gp, boolean inheritTime) {
     long ran = gp.casRunnableToRunning();
     long stamp = gp.trackingStamp;
+    long now = 0; // one clock read for timeToRun and the trace, when both want one
     if (stamp != 0) {
       gp.trackingStamp = 0;
-      sched.timeToRun.record(System.nanoTime() - stamp);
+      now = System.nanoTime();
+      sched.timeToRun.record(now - stamp);
     }
     gp.m = this;
     curg = gp;
@@ -327,7 +329,9 @@ final class Machine extends Thread {
         && VirtualThreads.state(gp.thread) != VirtualThreads.TERMINATED) {
       long since = gp.traceRunnableSince;
       gp.traceRunnableSince = 0; // a stale stamp after a recording gap must not be read again
-      long now = System.nanoTime();
+      if (now == 0) {
+        now = System.nanoTime();
+      }
       Trace.runBegin(this, gp, pp, inheritTime, now, since == 0 ? 0 : now - since);
     }
     if (Trace.on(Trace.CLEAN_UPPER)) {

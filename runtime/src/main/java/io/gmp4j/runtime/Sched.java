@@ -371,11 +371,15 @@ public final class Sched {
     if (was == Goroutine.SYSCALL) {
       nGsyscall.decrement(); // it parked inside a syscall bracket; its P was left for sysmon
     }
+    long now = 0; // one clock read for the tracking stamp and the trace, when both want one
     if ((gp.trackingSeq++ & 7) == 0) {
-      gp.trackingStamp = System.nanoTime();
+      now = System.nanoTime();
+      gp.trackingStamp = now;
     }
     if (Trace.on(Trace.GO_RUN)) {
-      long now = System.nanoTime();
+      if (now == 0) {
+        now = System.nanoTime();
+      }
       gp.traceRunnableSince = now;
       if (was == Goroutine.RUNNING) {
         Trace.runStoppedBy(gp, now); // its M is not back yet: 'The end of a run' in Trace
