@@ -33,20 +33,11 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>While a G runs, the M's hold on its P is the {@link #phold} word: the G may use {@code m.p}
  * only after claiming it there, and sysmon may take the P from a G that ignores preemption. The
- * protocol is 'Hog hand-off' in {@link HogHandoff}; the M's part is to open the word before the
- * run and to close it after, finding out whether it still has a P.
+ * word is 'The phold word' in {@link PHold}, sysmon's side 'Hog hand-off' in {@link HogHandoff};
+ * the M's part is to open the word before the run and to close it after, finding out whether it
+ * still has a P.
  */
 final class Machine extends Thread {
-  // The phold word: (run << 3) | state, the run counted in units of PHOLD_RUN_ONE. See 'Hog
-  // hand-off' in HogHandoff for the states and their transitions.
-  static final int PHOLD_SCHED = 0;
-  static final int PHOLD_G = 1;
-  static final int PHOLD_G_BUSY = 2;
-  static final int PHOLD_SYSCALL = 3;
-  static final int PHOLD_RETAKEN = 4;
-  static final int PHOLD_STATE_MASK = 7;
-  static final int PHOLD_RUN_ONE = 8;
-
   private static final VarHandle PHOLD;
   private static final VarHandle P;
 
@@ -80,11 +71,11 @@ final class Machine extends Thread {
   volatile Processor p;
 
   /**
-   * The M's hold on {@link #p} while a G runs: {@code (run << 3) | state}, state one of
-   * PHOLD_SCHED, PHOLD_G, PHOLD_G_BUSY, PHOLD_SYSCALL, PHOLD_RETAKEN. Written by this M (open
-   * and close, around each run), by its running G (claim, unclaim, syscall, reacquire), and by
-   * sysmon (one CAS, PHOLD_G → PHOLD_RETAKEN). Volatile; the transition table and the
-   * invariants are in 'Hog hand-off' in {@link HogHandoff}.
+   * The M's hold on {@link #p} while a G runs: (run number, state), decoded by {@link PHold}.
+   * Written by this M (open and close, around each run), by its running G (claim, unclaim,
+   * syscall, reacquire), and by sysmon (one CAS, G → RETAKEN), only through setPHoldRelease and
+   * casPHold. Volatile; the transition table and the invariants are 'The phold word' in {@link
+   * PHold}. Here, not in PHold, so that the hot path has no indirection.
    */
   @SuppressWarnings("unused") // accessed through PHOLD
   private volatile int phold;
@@ -320,12 +311,12 @@ final class Machine extends Thread {
     int closed = closePHold();
     curg = null;
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
-    if (closed == PHOLD_RETAKEN) {
+    if (closed == PHold.RETAKEN) {
       Trace.runDrop(this); // sysmon ended and committed the slice it took ('Tracing')
     } else if (traceRun != null) {
       Trace.runStop(traceRun); // before anyone can ready the G: 'The end of a run' in Trace
     }
-    if (closed == PHOLD_SYSCALL && gp.traceSyscall != null) {
+    if (closed == PHold.SYSCALL && gp.traceSyscall != null) {
       Trace.syscallStop(gp); // it parked inside the bracket: the P is sysmon's to retake
       Trace.syscallEnd(gp, this, true);
     }
@@ -356,7 +347,7 @@ final class Machine extends Thread {
         // other M took it at once.
         Trace.runEnd(this, traceYield < 0 ? Trace.END_BLOCK : traceYield, "");
       }
-    } else if (gp.casFromRunning(ran, Goroutine.WAITING)) {
+    } else if (gp.casRunningToWaiting(ran)) {
       gp.waitReason = WaitReasons.of(gp, js);
       gp.waitSince = sched.coarseNow;
       if (traceRun != null) {
@@ -572,7 +563,7 @@ final class Machine extends Thread {
           }
         }
         // Don't bother to attempt to steal if p2 is idle.
-        if (p2 != pp && p2.status != Processor.IDLE) {
+        if (p2 != pp && p2.status() != Processor.IDLE) {
           boolean trace = Trace.on(Trace.RUNQ_STEAL);
           Goroutine next = trace && stealRunNextG ? p2.runnextRacy() : null;
           Goroutine gp = pp.runqSteal(p2, stealRunNextG);
@@ -597,7 +588,7 @@ final class Machine extends Thread {
    */
   private Processor checkRunqsNoP(Processor[] allpSnapshot) {
     for (Processor p2 : allpSnapshot) {
-      if (p2.status != Processor.IDLE && !p2.runqEmpty()) {
+      if (p2.status() != Processor.IDLE && !p2.runqEmpty()) {
         sched.lock.lock();
         try {
           return sched.pidlegetSpinning();
@@ -634,7 +625,7 @@ final class Machine extends Thread {
       }
     }
     Processor pp = releaseP();
-    pp.status = Processor.GCSTOP;
+    pp.setStatus(Processor.GCSTOP, "gcstopM");
     sched.stopOneP();
     stopM();
   }
@@ -683,7 +674,7 @@ final class Machine extends Thread {
   /**
    * The M half of entersyscall: unwires pp and leaves it in {@code _Psyscall} for sysmon. Called
    * only by this M's G, holding the claim on pp ({@link #tryClaimP}), which becomes
-   * PHOLD_SYSCALL. See 'Syscall'.
+   * PHold.SYSCALL. See 'Syscall'.
    */
   void enterSyscall(Processor pp) {
     oldp = pp;
@@ -691,12 +682,13 @@ final class Machine extends Thread {
     pp.m = null;
     p = null;
     int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
-    if ((h & PHOLD_STATE_MASK) != PHOLD_G_BUSY) {
-      throw new InternalError("entersyscall: M" + id + " phold " + h + " not claimed");
+    if (PHold.state(h) != PHold.G_BUSY) {
+      throw new InternalError("entersyscall: M" + id + " phold " + PHold.toString(h)
+          + " not claimed");
     }
-    PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) | PHOLD_SYSCALL); // sysmon ignores this M
-    pp.status = Processor.SYSCALL; // volatile: publishes the unwiring to sysmon's CAS
-    if (sched.gcwaiting && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP)) {
+    setPHoldRelease(h, PHold.with(h, PHold.SYSCALL), "enterSyscall"); // sysmon ignores this M
+    pp.setStatus(Processor.SYSCALL, "enterSyscall"); // publishes the unwiring to sysmon's CAS
+    if (sched.gcwaiting && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP, "enterSyscall")) {
       sched.stopOneP(); // Go's entersyscallHandleGCWait
     }
     sched.wakeSysmon();
@@ -714,12 +706,12 @@ final class Machine extends Thread {
       // sysmon, which retakes it at its next cycle, and must not be acquired on top.
       return true;
     }
-    if (pp != null && pp.status == Processor.SYSCALL
-        && pp.casStatus(Processor.SYSCALL, Processor.IDLE)) {
+    if (pp != null && pp.status() == Processor.SYSCALL
+        && pp.casStatus(Processor.SYSCALL, Processor.IDLE, "exitSyscallFast")) {
       acquireP(pp);
       pp.syscalltick++; // single writer: the M that holds the P
       traceRunResumes(pp);
-      reopenPHold();
+      reopenPHold("exitSyscallFast");
       return true;
     }
     return false;
@@ -738,13 +730,13 @@ final class Machine extends Thread {
    */
   boolean tryReacquireP(boolean mayBlock) {
     int h = (int) PHOLD.getVolatile(this);
-    int st = h & PHOLD_STATE_MASK;
-    if (st != PHOLD_RETAKEN && st != PHOLD_SYSCALL) {
+    int st = PHold.state(h);
+    if (st != PHold.RETAKEN && st != PHold.SYSCALL) {
       // Only the G (or its carrier's code, in its run) takes the word out of these two states
       // during a run, and the caller saw one of them on the M it runs on with no park since. So
       // the word is G: the caller holds m.p, and there is nothing to reacquire. (SCHED or
-      // G_BUSY would mean a caller on an M it left: 'Reacquire after an unmount' in HogHandoff.)
-      assert st == PHOLD_G : "tryReacquireP: M" + id + " phold " + pholdString(h);
+      // G_BUSY would mean a caller on an M it left: 'Reacquire after an unmount' in PHold.)
+      assert st == PHold.G : "tryReacquireP: M" + id + " phold " + PHold.toString(h);
       return true;
     }
     // After a retake sysmon clears m.p too, but perhaps not yet: its CAS from the P it took
@@ -754,7 +746,7 @@ final class Machine extends Thread {
       return false;
     }
     traceRunResumes(p);
-    reopenPHold();
+    reopenPHold("tryReacquireP");
     return true;
   }
 
@@ -793,46 +785,67 @@ final class Machine extends Thread {
   }
 
   // ------------------------------------------------------------------------------------------
-  // The hold on m.p while a G runs: see 'Hog hand-off' in HogHandoff.
+  // The hold on m.p while a G runs: see 'The phold word' in PHold.
 
-  /** PHOLD_SCHED → PHOLD_G with a new run number, before a run. Called only by this M. */
+  /**
+   * The one release store of the phold word: {@code h → next}, an edge of 'The phold word'
+   * taken by function {@code fn} (checked under assert). Called only by this M's own thread
+   * (the M, or the G mounted on it), which alone writes the word out of G_BUSY, SCHED, SYSCALL
+   * and RETAKEN.
+   */
+  private void setPHoldRelease(int h, int next, String fn) {
+    assert PHold.check(fn, this, h, next);
+    PHOLD.setRelease(this, next);
+  }
+
+  /**
+   * The one CAS of the phold word: {@code h → next}, an edge of 'The phold word' taken by
+   * function {@code fn} (checked under assert). Full fence. Any thread (sysmon's tryRetakeP).
+   */
+  private boolean casPHold(int h, int next, String fn) {
+    assert PHold.check(fn, this, h, next);
+    return PHOLD.compareAndSet(this, h, next);
+  }
+
+  /** SCHED → G with a new run number, before a run. Called only by this M. */
   private void openPHold() {
-    int h = (int) PHOLD.getOpaque(this); // only this M writes a PHOLD_SCHED word
-    if ((h & PHOLD_STATE_MASK) != PHOLD_SCHED) {
-      throw new InternalError("execute: M" + id + " phold " + h + " not closed");
+    int h = (int) PHOLD.getOpaque(this); // only this M writes a SCHED word
+    if (PHold.state(h) != PHold.SCHED) {
+      throw new InternalError("execute: M" + id + " phold " + PHold.toString(h) + " not closed");
     }
     // Release: curg, gp.m and p, written above, are what sysmon reads after its acquire.
-    PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) + PHOLD_RUN_ONE | PHOLD_G);
+    setPHoldRelease(h, PHold.nextRun(h, PHold.G), "openPHold");
   }
 
   /**
-   * A new run number with PHOLD_G, after the G got a P back (exitsyscall, reacquire). Called
-   * only by this M's G, which owns the word in PHOLD_SYSCALL and PHOLD_RETAKEN.
+   * A new run number with G, after the G got a P back ({@code fn}: exitSyscallFast,
+   * tryReacquireP). Called only by this M's G, which owns the word in SYSCALL and RETAKEN.
    */
-  private void reopenPHold() {
+  private void reopenPHold(String fn) {
     int h = (int) PHOLD.getOpaque(this);
-    PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) + PHOLD_RUN_ONE | PHOLD_G); // after acquireP
+    setPHoldRelease(h, PHold.nextRun(h, PHold.G), fn); // after acquireP
   }
 
   /**
-   * Any state → PHOLD_SCHED, after a run; returns the state it closed. If sysmon retook the P
+   * Any state → PHold.SCHED, after a run; returns the state it closed. If sysmon retook the P
    * meanwhile, this M has none and its scheduler stops it (as after a syscall that outlived its
    * P). Called only by this M.
    */
   private int closePHold() {
     for (; ; ) {
       int h = (int) PHOLD.getVolatile(this);
-      int st = h & PHOLD_STATE_MASK;
-      if (st == PHOLD_SCHED || st == PHOLD_G_BUSY) {
-        throw new InternalError("execute: M" + id + " phold " + h + " after the run");
+      int st = PHold.state(h);
+      if (st == PHold.SCHED || st == PHold.G_BUSY) {
+        throw new InternalError("execute: M" + id + " phold " + PHold.toString(h)
+            + " after the run");
       }
       // The run number stays: sysmon tells runs apart by it. Full fence, pairs with sysmon's CAS
       // in tryRetakeP: one of the two fails.
-      if (PHOLD.compareAndSet(this, h, h & ~PHOLD_STATE_MASK)) {
-        if (st == PHOLD_RETAKEN) {
+      if (casPHold(h, PHold.with(h, PHold.SCHED), "closePHold")) {
+        if (st == PHold.RETAKEN) {
           p = null; // sysmon may not have cleared it yet: see tryReacquireP
         }
-        return st; // PHOLD_SYSCALL: the G parked inside a bracket, and p is null already
+        return st; // SYSCALL: the G parked inside a bracket, and p is null already
       }
     }
   }
@@ -847,26 +860,27 @@ final class Machine extends Thread {
   Processor tryClaimP(boolean reacquire) {
     for (; ; ) {
       int h = (int) PHOLD.getVolatile(this);
-      switch (h & PHOLD_STATE_MASK) {
-        case PHOLD_G -> {
+      switch (PHold.state(h)) {
+        case PHold.G -> {
           // Full fence: after it, a sysmon that has not retaken the P cannot any more.
-          if (PHOLD.compareAndSet(this, h, (h & ~PHOLD_STATE_MASK) | PHOLD_G_BUSY)) {
+          if (casPHold(h, PHold.with(h, PHold.G_BUSY), "tryClaimP")) {
             return p;
           }
           // sysmon retook it just now: look again
         }
-        case PHOLD_SCHED -> {
+        case PHold.SCHED -> {
           return p; // the M's own code: sysmon never takes a P from it
         }
-        case PHOLD_RETAKEN -> {
+        case PHold.RETAKEN -> {
           if (!reacquire || sched.npidle == 0 || !tryReacquireP(true)) {
             return null;
           }
         }
-        case PHOLD_SYSCALL -> {
+        case PHold.SYSCALL -> {
           return null;
         }
-        default -> throw new InternalError("tryClaimP: M" + id + " phold " + h + " is busy");
+        default -> throw new InternalError("tryClaimP: M" + id + " phold " + PHold.toString(h)
+            + " is busy");
       }
     }
   }
@@ -874,9 +888,9 @@ final class Machine extends Thread {
   /** Gives back a claim that {@link #tryClaimP} granted. Same callers. */
   void unclaimP() {
     int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
-    if ((h & PHOLD_STATE_MASK) == PHOLD_G_BUSY) {
+    if (PHold.state(h) == PHold.G_BUSY) {
       // Release: the P operation happens-before sysmon's CAS that retakes the P.
-      PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) | PHOLD_G);
+      setPHoldRelease(h, PHold.with(h, PHold.G), "unclaimP");
     }
   }
 
@@ -885,8 +899,8 @@ final class Machine extends Thread {
    * G itself; racy for other readers (metrics).
    */
   boolean lostP() {
-    int st = (int) PHOLD.getVolatile(this) & PHOLD_STATE_MASK;
-    return st == PHOLD_RETAKEN || st == PHOLD_SYSCALL;
+    int st = PHold.state((int) PHOLD.getVolatile(this));
+    return st == PHold.RETAKEN || st == PHold.SYSCALL;
   }
 
   /** The phold word, for sysmon's observation. Any thread. */
@@ -895,13 +909,15 @@ final class Machine extends Thread {
   }
 
   /**
-   * sysmon's retake of pp from this M's running G: the CAS (run, PHOLD_G) → (run,
-   * PHOLD_RETAKEN), which fails if the run ended or the G is inside a P operation; then m.p is
+   * sysmon's retake of pp from this M's running G: the CAS (run, G) → (run, RETAKEN), with
+   * {@code run} from {@link PHold#run}, which fails if the run ended or the G is inside a P
+   * operation; then m.p is
    * cleared. On success the caller owns pp, still marked running and wired to this M, and must
    * hand it off. Called only by sysmon.
    */
   boolean tryRetakeP(int run, Processor pp) {
-    if (!PHOLD.compareAndSet(this, run | PHOLD_G, run | PHOLD_RETAKEN)) { // full fence
+    // Full fence: pairs with closePHold's and tryClaimP's CASes; one of each pair fails.
+    if (!casPHold(PHold.with(run, PHold.G), PHold.with(run, PHold.RETAKEN), "tryRetakeP")) {
       return false;
     }
     P.compareAndSet(this, pp, null); // fails if the victim cleared it first: see tryReacquireP
@@ -922,12 +938,12 @@ final class Machine extends Thread {
    * re-check in findRunnable, exitsyscall, a G whose P was retaken). Called only by this M.
    */
   private void acquireP(Processor pp) {
-    if (p != null || pp.m != null || pp.status != Processor.IDLE) {
+    if (p != null || pp.m != null || pp.status() != Processor.IDLE) {
       throw new InternalError("wirep: invalid p state: " + pp + " for M" + id);
     }
     p = pp;
     pp.m = this;
-    pp.status = Processor.RUNNING;
+    pp.setStatus(Processor.RUNNING, "acquireP");
     sched.coarseNow = System.nanoTime(); // sysmon may have slept: see Sched.coarseNow
     // After the volatile npidle-- in pidleget (or the status write above), a volatile load of
     // sysmonwait: sysmon stores sysmonwait, then loads npidle. One of the two sees the other.
@@ -937,21 +953,13 @@ final class Machine extends Thread {
   /** Go's releasep. Called only by this M. */
   private Processor releaseP() {
     Processor pp = p;
-    if (pp == null || pp.m != this || pp.status != Processor.RUNNING) {
+    if (pp == null || pp.m != this || pp.status() != Processor.RUNNING) {
       throw new InternalError("releasep: invalid p state: " + pp + " for M" + id);
     }
     pp.m = null;
-    pp.status = Processor.IDLE;
+    pp.setStatus(Processor.IDLE, "releaseP");
     p = null;
     return pp;
-  }
-
-  /** "G/12": a phold word's state and run number, for dumps. */
-  static String pholdString(int h) {
-    String[] names = {"SCHED", "G", "G_BUSY", "SYSCALL", "RETAKEN"};
-    int st = h & PHOLD_STATE_MASK;
-    return (st < names.length ? names[st] : String.valueOf(st)) + "/"
-        + (h >>> 3); // the run number, unsigned
   }
 
   @Override
@@ -959,7 +967,7 @@ final class Machine extends Thread {
     Processor pp = p;
     Goroutine g = curg;
     return "M" + id + "{p=" + (pp == null ? "nil" : pp.id) + " curg="
-        + (g == null ? "nil" : g.goid) + " phold=" + pholdString((int) PHOLD.getVolatile(this))
+        + (g == null ? "nil" : g.goid) + " phold=" + PHold.toString((int) PHOLD.getVolatile(this))
         + " spinning=" + spinning + " blocked=" + parked + "}";
   }
 }

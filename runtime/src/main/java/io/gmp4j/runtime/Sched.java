@@ -571,7 +571,7 @@ public final class Sched {
     lock.lock();
     try {
       if (gcwaiting) {
-        pp.status = Processor.GCSTOP;
+        pp.setStatus(Processor.GCSTOP, "handoffP");
         stopOneP();
         return null;
       }
@@ -714,7 +714,7 @@ public final class Sched {
     if (!pp.runqEmpty()) {
       throw new InternalError("pidleput: P has non-empty run queue");
     }
-    pp.status = Processor.IDLE;
+    pp.setStatus(Processor.IDLE, "pidleput");
     pp.link = pidle;
     pidle = pp;
     npidle++;
@@ -1011,12 +1011,13 @@ public final class Sched {
       stopwait.set(gomaxprocs); // before gcwaiting: every M that sees gcwaiting counts down
       gcwaiting = true;
       for (Processor pp; (pp = pidleget()) != null; ) {
-        pp.status = Processor.GCSTOP;
+        pp.setStatus(Processor.GCSTOP, "stopTheWorld");
         stopOneP();
       }
       // stop Ps in syscalls (their Ms find them gone at exitsyscall)
       for (Processor pp : allp) {
-        if (pp.status == Processor.SYSCALL && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP)) {
+        if (pp.status() == Processor.SYSCALL
+            && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP, "stopTheWorld")) {
           stopOneP();
         }
       }
@@ -1027,7 +1028,7 @@ public final class Sched {
     // yield at its next poll (Go's preemptall), or gives its P up when it next blocks, or has it
     // retaken by sysmon if it ignores the request (see 'Hog hand-off' in HogHandoff).
     for (Processor pp : allp) {
-      if (pp.status == Processor.RUNNING) {
+      if (pp.status() == Processor.RUNNING) {
         Preempt.preemptOne(pp, 0, "stopTheWorld");
       }
     }
@@ -1038,7 +1039,7 @@ public final class Sched {
         throw new InternalError("stopTheWorld: not stopped (stopwait=" + stopwait + ")");
       }
       for (Processor pp : allp) {
-        if (pp.status != Processor.GCSTOP) {
+        if (pp.status() != Processor.GCSTOP) {
           throw new InternalError("stopTheWorld: not stopped: " + pp);
         }
       }
@@ -1078,7 +1079,7 @@ public final class Sched {
     for (int i = old.length - 1; i >= nprocs; i--) {
       old[i].runqDrainToGlobalHead(); // Go's p.destroy
       next[i % nprocs].timers.moveTimers(old[i].timers); // Go's p.destroy: moveTimers
-      old[i].status = Processor.DEAD;
+      old[i].setStatus(Processor.DEAD, "procresize");
     }
     allp = next;
     stealOrder = new RandomOrder(nprocs);
@@ -1092,7 +1093,7 @@ public final class Sched {
       if (pp.runqEmpty()) {
         pidleput(pp);
       } else {
-        pp.status = Processor.IDLE;
+        pp.setStatus(Processor.IDLE, "procresize");
         runnable.add(pp);
       }
     }

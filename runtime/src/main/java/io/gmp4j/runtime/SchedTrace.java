@@ -42,7 +42,7 @@ final class SchedTrace {
         Processor pp = allp[i];
         if (detailed) {
           Machine mp = pp.m;
-          sb.append("  P").append(i).append(": status=").append(pp.status)
+          sb.append("  P").append(i).append(": status=").append(pp.status())
               .append(" schedtick=").append(Integer.toUnsignedString(pp.schedtick()))
               .append(" syscalltick=").append(Integer.toUnsignedString(pp.syscalltick))
               .append(" m=").append(mp == null ? "nil" : String.valueOf(mp.id))

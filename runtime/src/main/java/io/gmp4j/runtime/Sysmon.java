@@ -320,7 +320,7 @@ final class Sysmon extends Thread {
     }
     int oldest = -1;
     for (int i = 0; i < allp.length && i < pdSchedwhen.length; i++) {
-      if (allp[i].status == Processor.RUNNING
+      if (allp[i].status() == Processor.RUNNING
           && (oldest < 0 || pdSchedwhen[i] < pdSchedwhen[oldest])) {
         oldest = i;
       }
@@ -364,7 +364,7 @@ final class Sysmon extends Thread {
     int n = 0;
     for (int i = 0; i < allp.length; i++) {
       Processor pp = allp[i];
-      int st = pp.status;
+      int st = pp.status();
       boolean sysretake = false;
       if (st == Processor.RUNNING || st == Processor.SYSCALL) {
         // Preempt G if it's running on the same schedtick for too long. This could be from a
@@ -405,7 +405,7 @@ final class Sysmon extends Thread {
             && now - pdSyscallwhen[i] < 10_000_000L) {
           continue;
         }
-        if (pp.casStatus(Processor.SYSCALL, Processor.IDLE)) { // pairs with exitSyscallFast
+        if (pp.casStatus(Processor.SYSCALL, Processor.IDLE, "Sysmon.retake")) { // pairs with exitSyscallFast
           n++;
           sched.syscallHandoffs.increment();
           Machine from = pp.syscallM; // written before the status that our CAS read

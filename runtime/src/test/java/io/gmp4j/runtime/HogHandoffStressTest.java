@@ -274,7 +274,7 @@ class HogHandoffStressTest {
         + " hand-offs%n", n, syscalls.get(), handoffs, s.syscallHandoffs.sum());
     assertTrue(handoffs > 0, "no retake happened\n" + s.schedtrace(true));
     for (Processor pp : s.allp) {
-      assertEquals(Processor.IDLE, pp.status, pp.toString());
+      assertEquals(Processor.IDLE, pp.status(), pp.toString());
       assertEquals(null, pp.m, pp.toString());
       assertTrue(pp.runqEmpty(), pp.toString());
     }
