@@ -233,6 +233,7 @@ final class Machine extends Thread {
    * locked G hands it a P. Called only by this M.
    */
   private void stopLockedM() {
+    assert Thread.currentThread() == this : "stopLockedM: not on M" + id;
     parked = true; // before the G can be found by anyone: see startLockedM
     Processor pp = p;
     if (pp != null) {
@@ -255,6 +256,7 @@ final class Machine extends Thread {
    * there) and stops. Called only by this M.
    */
   private void startLockedM(Goroutine gp, Machine owner) {
+    assert Thread.currentThread() == this : "startLockedM: not on M" + id;
     owner.nextp = releaseP(); // pairs with the nextp loop in stopLockedM
     LockSupport.unpark(owner);
     stopM();
@@ -262,6 +264,7 @@ final class Machine extends Thread {
 
   /** Go's mexit for an M whose locked G ended: the P goes to another M; the thread ends. */
   private void mexit() {
+    assert Thread.currentThread() == this : "mexit: not on M" + id;
     if (p != null) {
       sched.handoffP(releaseP());
     }
@@ -270,6 +273,7 @@ final class Machine extends Thread {
 
   /** Go's execute plus the post-run half of gopark / goexit0. Called only by this M. */
   private void execute(Goroutine gp, boolean inheritTime) {
+    assert Thread.currentThread() == this : "execute: not on M" + id;
     long ran = gp.casRunnableToRunning();
     long stamp = gp.trackingStamp;
     if (stamp != 0) {
@@ -367,6 +371,7 @@ final class Machine extends Thread {
    * #inheritTime}. Called only by this M, holding a P.
    */
   private Goroutine findRunnable() {
+    assert Thread.currentThread() == this : "findRunnable: not on M" + id;
     top:
     for (; ; ) {
       Processor pp = p;
@@ -524,6 +529,7 @@ final class Machine extends Thread {
    * P and not spinning.
    */
   private boolean timerSleep() {
+    assert Thread.currentThread() == this : "timerSleep: not on M" + id;
     Processor pp = sched.timerSleeper.sleep(this);
     if (pp == null) {
       return false;
@@ -541,6 +547,7 @@ final class Machine extends Thread {
    * Called only by this M, holding {@code pp}.
    */
   private Goroutine stealWork(Processor pp) {
+    assert Thread.currentThread() == this : "stealWork: not on M" + id;
     Processor[] allp = sched.allp; // stable while we hold a P: procresize needs every P
     RandomOrder order = sched.stealOrder;
     final int stealTries = 4;
@@ -587,6 +594,7 @@ final class Machine extends Thread {
    * returns an idle P to take. Called only by this M, holding no P.
    */
   private Processor checkRunqsNoP(Processor[] allpSnapshot) {
+    assert Thread.currentThread() == this : "checkRunqsNoP: not on M" + id;
     for (Processor p2 : allpSnapshot) {
       if (p2.status() != Processor.IDLE && !p2.runqEmpty()) {
         sched.lock.lock();
@@ -602,6 +610,7 @@ final class Machine extends Thread {
 
   /** Go's m.becomeSpinning. Called only by this M. */
   private void becomeSpinning() {
+    assert Thread.currentThread() == this : "becomeSpinning: not on M" + id;
     spinning = true;
     sched.nmspinning.incrementAndGet();
     sched.needspinning.set(0);
@@ -609,6 +618,7 @@ final class Machine extends Thread {
 
   /** Go's resetspinning: the last spinner to find work wakes another. Called only by this M. */
   private void resetSpinning() {
+    assert Thread.currentThread() == this : "resetSpinning: not on M" + id;
     spinning = false;
     if (sched.nmspinning.decrementAndGet() < 0) {
       throw new InternalError("findRunnable: negative nmspinning");
@@ -618,6 +628,7 @@ final class Machine extends Thread {
 
   /** Go's gcstopm: gives the P to a pending stop-the-world and parks. Called only by this M. */
   private void gcstopM() {
+    assert Thread.currentThread() == this : "gcstopM: not on M" + id;
     if (spinning) {
       spinning = false;
       if (sched.nmspinning.decrementAndGet() < 0) {
@@ -635,6 +646,7 @@ final class Machine extends Thread {
    * Called only by this M, holding no P and not spinning.
    */
   private void stopM() {
+    assert Thread.currentThread() == this : "stopM: not on M" + id;
     if (p != null || spinning) {
       throw new InternalError("stopm: holding p or spinning");
     }
@@ -677,6 +689,7 @@ final class Machine extends Thread {
    * PHold.SYSCALL. See 'Syscall'.
    */
   void enterSyscall(Processor pp) {
+    assert onThisM() : "entersyscall: not on M" + id + " or its G";
     oldp = pp;
     pp.syscallM = this; // before the status write below, which publishes it to sysmon
     pp.m = null;
@@ -699,6 +712,7 @@ final class Machine extends Thread {
    * only by this M's G, which must take no lock here (see 'Syscall').
    */
   boolean exitSyscallFast() {
+    assert onThisM() : "exitsyscall: not on M" + id + " or its G";
     Processor pp = oldp;
     oldp = null;
     if (p != null) {
@@ -729,6 +743,7 @@ final class Machine extends Thread {
    * moved on. A G calling from its own code takes the lock only if it is free.
    */
   boolean tryReacquireP(boolean mayBlock) {
+    assert onThisM() : "tryReacquireP: not on M" + id + " or its G";
     int h = (int) PHOLD.getVolatile(this);
     int st = PHold.state(h);
     if (st != PHold.RETAKEN && st != PHold.SYSCALL) {
@@ -755,6 +770,7 @@ final class Machine extends Thread {
    * the phold release that opens it to sysmon. Called only by this M's running G.
    */
   private void traceRunResumes(Processor pp) {
+    assert onThisM() : "traceRunResumes: not on M" + id + " or its G";
     Goroutine gp = curg;
     if (gp != null && Trace.on(Trace.GO_RUN)) {
       Trace.runBegin(this, gp, pp, false, 0);
@@ -766,6 +782,7 @@ final class Machine extends Thread {
    * Called only by this M or its G.
    */
   private boolean tryAcquireIdleP(boolean mayBlock) {
+    assert onThisM() : "tryAcquireIdleP: not on M" + id + " or its G";
     Processor pp;
     if (mayBlock) {
       sched.lock.lock();
@@ -809,6 +826,7 @@ final class Machine extends Thread {
 
   /** SCHED → G with a new run number, before a run. Called only by this M. */
   private void openPHold() {
+    assert Thread.currentThread() == this : "openPHold: not on M" + id;
     int h = (int) PHOLD.getOpaque(this); // only this M writes a SCHED word
     if (PHold.state(h) != PHold.SCHED) {
       throw new InternalError("execute: M" + id + " phold " + PHold.toString(h) + " not closed");
@@ -822,6 +840,7 @@ final class Machine extends Thread {
    * tryReacquireP). Called only by this M's G, which owns the word in SYSCALL and RETAKEN.
    */
   private void reopenPHold(String fn) {
+    assert onThisM() : "reopenPHold: not on M" + id + " or its G";
     int h = (int) PHOLD.getOpaque(this);
     setPHoldRelease(h, PHold.nextRun(h, PHold.G), fn); // after acquireP
   }
@@ -832,6 +851,7 @@ final class Machine extends Thread {
    * P). Called only by this M.
    */
   private int closePHold() {
+    assert Thread.currentThread() == this : "closePHold: not on M" + id;
     for (; ; ) {
       int h = (int) PHOLD.getVolatile(this);
       int st = PHold.state(h);
@@ -858,6 +878,7 @@ final class Machine extends Thread {
    * the run, or in its own scheduler code, where it holds the P outright).
    */
   Processor tryClaimP(boolean reacquire) {
+    assert onThisM() : "tryClaimP: not on M" + id + " or its G";
     for (; ; ) {
       int h = (int) PHOLD.getVolatile(this);
       switch (PHold.state(h)) {
@@ -887,6 +908,7 @@ final class Machine extends Thread {
 
   /** Gives back a claim that {@link #tryClaimP} granted. Same callers. */
   void unclaimP() {
+    assert onThisM() : "unclaimP: not on M" + id + " or its G";
     int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
     if (PHold.state(h) == PHold.G_BUSY) {
       // Release: the P operation happens-before sysmon's CAS that retakes the P.
@@ -916,6 +938,7 @@ final class Machine extends Thread {
    * hand it off. Called only by sysmon.
    */
   boolean tryRetakeP(int run, Processor pp) {
+    assert !onThisM() : "tryRetakeP: M" + id + " retaking its own P";
     // Full fence: pairs with closePHold's and tryClaimP's CASes; one of each pair fails.
     if (!casPHold(PHold.with(run, PHold.G), PHold.with(run, PHold.RETAKEN), "tryRetakeP")) {
       return false;
@@ -935,9 +958,11 @@ final class Machine extends Thread {
   /**
    * Go's acquirep/wirep, and the waker's half of 'Deep sleep' in {@link Sysmon}: every P that
    * leaves the idle list comes through here, whoever took it (startM's waker, the M's own
-   * re-check in findRunnable, exitsyscall, a G whose P was retaken). Called only by this M.
+   * re-check in findRunnable, exitsyscall, a G whose P was retaken). Called only by this M or
+   * its G.
    */
   private void acquireP(Processor pp) {
+    assert onThisM() : "acquireP: not on M" + id + " or its G";
     if (p != null || pp.m != null || pp.status() != Processor.IDLE) {
       throw new InternalError("wirep: invalid p state: " + pp + " for M" + id);
     }
@@ -952,6 +977,7 @@ final class Machine extends Thread {
 
   /** Go's releasep. Called only by this M. */
   private Processor releaseP() {
+    assert Thread.currentThread() == this : "releaseP: not on M" + id;
     Processor pp = p;
     if (pp == null || pp.m != this || pp.status() != Processor.RUNNING) {
       throw new InternalError("releasep: invalid p state: " + pp + " for M" + id);
@@ -960,6 +986,16 @@ final class Machine extends Thread {
     pp.setStatus(Processor.IDLE, "releaseP");
     p = null;
     return pp;
+  }
+
+  /**
+   * Whether the calling thread runs on this M: the M itself, or the virtual thread mounted on
+   * it (a G, or the JDK's code around its mount). For the caller-line asserts ("Called only by
+   * this M or its G"); never on a production path.
+   */
+  private boolean onThisM() {
+    Thread ct = Thread.currentThread();
+    return ct == this || (ct.isVirtual() && VirtualThreads.carrier(ct) == this);
   }
 
   @Override

@@ -480,6 +480,7 @@ final class Processor {
    * first in line). Requires sched.lock and a stopped world.
    */
   void runqDrainToGlobalHead() {
+    assert sched.lock.isHeldByCurrentThread() : "requires sched.lock";
     for (; ; ) {
       int h = (int) RUNQ_HEAD.getAcquire(this);
       int t = runqtail;

@@ -434,6 +434,7 @@ public final class Sched {
 
   /** Go's gdestroy, for a G whose thread terminated. Called only by the M that ran it. */
   void gdestroy(Goroutine gp) {
+    assert Thread.currentThread() instanceof Machine : "gdestroy: not on an M";
     if (!gp.setDead()) {
       return; // the other M of a duplicate submit destroyed it (and counted ngsys down)
     }
@@ -497,6 +498,7 @@ public final class Sched {
    * the thread limit with maxthreads.exceeded=queue). Any thread; must not hold sched.lock.
    */
   Machine startM(Processor pp, boolean spinning) {
+    assert !lock.isHeldByCurrentThread() : "startm: holds sched.lock";
     Machine nmp;
     lock.lock();
     try {
@@ -558,6 +560,7 @@ public final class Sched {
    * Any thread; must not hold sched.lock.
    */
   Machine handoffP(Processor pp) {
+    assert !lock.isHeldByCurrentThread() : "handoffp: holds sched.lock";
     // if it has local work, start it straight away
     if (!pp.runqEmpty() || runqsize != 0) {
       return startM(pp, false);
@@ -612,6 +615,7 @@ public final class Sched {
    * to queue. Past the limit Go dies, and so do we by default. Requires sched.lock.
    */
   private int mReserveId() {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     if (mcount() + 1 > maxmcount) {
       if (queueOnThreadLimit) {
         return -1;
@@ -738,8 +742,12 @@ public final class Sched {
     return pp;
   }
 
-  /** Go's pidlegetSpinning: pidleget, and with no idle P asks the next dropping M to spin. */
+  /**
+   * Go's pidlegetSpinning: pidleget, and with no idle P asks the next dropping M to spin.
+   * Requires sched.lock.
+   */
   Processor pidlegetSpinning() {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     Processor pp = pidleget();
     if (pp == null) {
       needspinning.set(1);
@@ -916,6 +924,7 @@ public final class Sched {
    * preemption ('Hog hand-off'), so it runs on its own {@code gmp-stw} thread, one at a time.
    */
   void updateMaxProcs(int n) {
+    assert Thread.currentThread() == sysmon : "updatemaxprocs: not on sysmon";
     if (updatingMaxProcs) {
       return; // the previous update is still stopping the world; sysmon asks again later
     }
@@ -1006,6 +1015,8 @@ public final class Sched {
    * on a system thread, holding worldsema.
    */
   private void stopTheWorld() {
+    assert !(Thread.currentThread() instanceof Machine) && !Thread.currentThread().isVirtual()
+        : "stopTheWorld: on an M or a G";
     lock.lock();
     try {
       stopwait.set(gomaxprocs); // before gcwaiting: every M that sees gcwaiting counts down

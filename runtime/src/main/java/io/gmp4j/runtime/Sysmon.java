@@ -293,6 +293,7 @@ final class Sysmon extends Thread {
    * after retake (which refreshed pdSchedwhen).
    */
   private void checkOverdueTimers(long now) {
+    assert Thread.currentThread() == this : "checkOverdueTimers: not on sysmon";
     Processor[] allp = sched.allp;
     long tnow = Timers.nanotime();
     long next = 0;
@@ -354,6 +355,7 @@ final class Sysmon extends Thread {
    * yield. Returns the number of Ps handed off. Called only by sysmon.
    */
   private int retake(long now) {
+    assert Thread.currentThread() == this : "retake: not on sysmon";
     Processor[] allp = sched.allp;
     if (pdSchedtick.length != allp.length) {
       pdSchedtick = new int[allp.length];
