@@ -53,6 +53,9 @@ final class Machine extends Thread {
 
   final Sched sched;
 
+  /** sched.runq, held here so that findRunnable's racy looks take no extra load. Final. */
+  private final GlobalRunq runq;
+
   /** Go's m.id. Final. */
   final int id;
 
@@ -157,6 +160,7 @@ final class Machine extends Thread {
     super("gmp-m" + id);
     setDaemon(true);
     this.sched = sched;
+    this.runq = sched.runq;
     this.id = id;
     this.nextp = nextp;
     this.spinning = spinning;
@@ -174,25 +178,18 @@ final class Machine extends Thread {
       Processor pp = nextp;
       nextp = null;
       acquireP(pp);
-      schedule();
-    } catch (MExit e) {
-      // idle too long: stopM took this M off the idle list and counted it out
+      schedule(); // returns when this M exits: its locked G ended, or it was idle too long
     } catch (Throwable t) {
       System.err.println("gmp4j: fatal error: M" + id + " died: " + t);
       t.printStackTrace();
     }
   }
 
-  /** Go's mexit, unwinding from stopM. Preallocated: no stack trace, no allocation. */
-  private static final class MExit extends Error {
-    private static final MExit INSTANCE = new MExit();
-
-    private MExit() {
-      super(null, null, false, false);
-    }
-  }
-
-  /** Go's schedule: one round per G run. Returns only when this M exits. */
+  /**
+   * Go's schedule: one round per G run. Returns only when this M exits: after mexit (its locked
+   * G ended), or when stopM reports that it was idle too long (Go's mexit for an idle M; stopM
+   * has taken it off the idle list and counted it out, and it holds no P).
+   */
   private void schedule() {
     for (; ; ) {
       if (exiting) {
@@ -211,17 +208,22 @@ final class Machine extends Thread {
       // or others wait there, else wait until handed one. Without this, at the thread limit
       // (maxthreads.exceeded=queue) an idle P and the global queue could wait for an M that
       // nobody starts.
-      if (p == null && !(sched.runqsize() > 0 && tryAcquireIdleP(true))) {
-        stopM();
+      if (p == null && !(runq.runqsize() > 0 && tryAcquireIdleP(true)) && !stopM()) {
+        return; // idle too long
       }
       Goroutine gp = findRunnable();
+      if (gp == null) {
+        return; // idle too long, in findRunnable's stopM
+      }
       // This M is about to run a G; if it was the last spinner, another must take its place.
       if (spinning) {
         resetSpinning();
       }
       Machine owner = gp.lockedm;
       if (owner != null && owner != this) {
-        startLockedM(gp, owner);
+        if (!startLockedM(gp, owner)) {
+          return; // idle too long
+        }
         continue;
       }
       execute(gp, inheritTime);
@@ -253,13 +255,13 @@ final class Machine extends Thread {
 
   /**
    * Go's startlockedm: hands this M's P to the M that gp is locked to (gp, dequeued here, runs
-   * there) and stops. Called only by this M.
+   * there) and stops. Returns stopM's answer. Called only by this M.
    */
-  private void startLockedM(Goroutine gp, Machine owner) {
+  private boolean startLockedM(Goroutine gp, Machine owner) {
     assert Thread.currentThread() == this : "startLockedM: not on M" + id;
     owner.nextp = releaseP(); // pairs with the nextp loop in stopLockedM
     LockSupport.unpark(owner);
-    stopM();
+    return stopM();
   }
 
   /** Go's mexit for an M whose locked G ended: the P goes to another M; the thread ends. */
@@ -368,7 +370,8 @@ final class Machine extends Thread {
 
   /**
    * Go's findRunnable: the next G to run, or parks until there is one. Sets {@link
-   * #inheritTime}. Called only by this M, holding a P.
+   * #inheritTime}. Returns null only when this M must exit (stopM: idle too long), holding no P.
+   * Called only by this M, holding a P.
    */
   private Goroutine findRunnable() {
     assert Thread.currentThread() == this : "findRunnable: not on M" + id;
@@ -376,7 +379,9 @@ final class Machine extends Thread {
     for (; ; ) {
       Processor pp = p;
       if (sched.gcwaiting) {
-        gcstopM();
+        if (!gcstopM()) {
+          return null;
+        }
         continue;
       }
       inheritTime = false;
@@ -390,11 +395,11 @@ final class Machine extends Thread {
       // Check the global runnable queue once in a while to ensure fairness. Otherwise two
       // goroutines can completely occupy the local runqueue by constantly respawning each
       // other.
-      if (pp.schedtick() % 61 == 0 && sched.runqsize() > 0) {
+      if (pp.schedtick() % 61 == 0 && runq.runqsize() > 0) {
         Goroutine gp;
         sched.lock.lock();
         try {
-          gp = sched.globRunqGet();
+          gp = runq.globRunqGet();
         } finally {
           sched.lock.unlock();
         }
@@ -404,11 +409,11 @@ final class Machine extends Thread {
       }
       // Gs that JDK threads (pollers, timers, acceptors) readied go before the local queue, but
       // not every time: see 'Wake-ups from JDK threads' in Sched.
-      if (sched.runqwoken() > 0 && pp.schedtick() % 61 != 30) {
+      if (runq.runqwoken() > 0 && pp.schedtick() % 61 != 30) {
         Goroutine gp;
         sched.lock.lock();
         try {
-          gp = sched.globRunqGetWoken();
+          gp = runq.globRunqGetWoken();
         } finally {
           sched.lock.unlock();
         }
@@ -421,10 +426,10 @@ final class Machine extends Thread {
         inheritTime = pp.lastGetInheritsTime();
         return gp;
       }
-      if (sched.runqsize() > 0) {
+      if (runq.runqsize() > 0) {
         sched.lock.lock();
         try {
-          gp = sched.globRunqGetBatch(pp, Processor.RUNQ_SIZE / 2);
+          gp = runq.globRunqGetBatch(pp, Processor.RUNQ_SIZE / 2);
         } finally {
           sched.lock.unlock();
         }
@@ -456,8 +461,8 @@ final class Machine extends Thread {
         if (sched.gcwaiting) {
           continue;
         }
-        if (sched.runqsize() > 0) {
-          gp = sched.globRunqGetBatch(pp, Processor.RUNQ_SIZE / 2);
+        if (runq.runqsize() > 0) {
+          gp = runq.globRunqGetBatch(pp, Processor.RUNQ_SIZE / 2);
           if (gp != null) {
             return gp;
           }
@@ -487,13 +492,13 @@ final class Machine extends Thread {
         }
         // Note the for correctness, only the last M transitioning from spinning to
         // non-spinning must perform these rechecks; all of them do, as in Go.
-        if (sched.runqsize() > 0) {
+        if (runq.runqsize() > 0) {
           sched.lock.lock();
           Processor p2 = null;
           try {
             // Re-check under the lock: another M may have emptied the queue since the racy look.
-            if (sched.runqsize() > 0 && (p2 = sched.pidlegetSpinning()) != null) {
-              gp = sched.globRunqGetBatch(p2, Processor.RUNQ_SIZE / 2);
+            if (runq.runqsize() > 0 && (p2 = sched.pidlegetSpinning()) != null) {
+              gp = runq.globRunqGetBatch(p2, Processor.RUNQ_SIZE / 2);
               if (gp == null) {
                 throw new InternalError("findRunnable: global runq empty with non-zero runqsize");
               }
@@ -519,7 +524,9 @@ final class Machine extends Thread {
       if (timerSleep()) {
         continue;
       }
-      stopM();
+      if (!stopM()) {
+        return null;
+      }
     }
   }
 
@@ -626,8 +633,11 @@ final class Machine extends Thread {
     sched.wakeP();
   }
 
-  /** Go's gcstopm: gives the P to a pending stop-the-world and parks. Called only by this M. */
-  private void gcstopM() {
+  /**
+   * Go's gcstopm: gives the P to a pending stop-the-world and parks. Returns stopM's answer.
+   * Called only by this M.
+   */
+  private boolean gcstopM() {
     assert Thread.currentThread() == this : "gcstopM: not on M" + id;
     if (spinning) {
       spinning = false;
@@ -638,14 +648,17 @@ final class Machine extends Thread {
     Processor pp = releaseP();
     pp.setStatus(Processor.GCSTOP, "gcstopM");
     sched.stopOneP();
-    stopM();
+    return stopM();
   }
 
   /**
-   * Go's stopm: parks on the idle-M list until startM hands this M a P, then acquires it.
+   * Go's stopm: parks on the idle-M list until startM hands this M a P, then acquires it, and
+   * returns true. Returns false, holding no P, if the M stayed idle for idlethreadtimeout and
+   * took itself off the list: it must exit, and every caller returns up to run(). A return value
+   * rather than an Error thrown to run() (before issue 15): no catch in between can swallow it.
    * Called only by this M, holding no P and not spinning.
    */
-  private void stopM() {
+  private boolean stopM() {
     assert Thread.currentThread() == this : "stopM: not on M" + id;
     if (p != null || spinning) {
       throw new InternalError("stopm: holding p or spinning");
@@ -664,7 +677,7 @@ final class Machine extends Thread {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           if (sched.mremoveIdle(this)) {
-            throw MExit.INSTANCE; // idle too long: this thread ends (see run)
+            return false; // idle too long: this thread ends (see schedule)
           }
           // A waker took this M meanwhile: it clears parked, then unparks us. Look at parked
           // again before parking: waiting for sched.lock in mremoveIdle may have used up that
@@ -681,6 +694,7 @@ final class Machine extends Thread {
     Processor pp = nextp;
     nextp = null;
     acquireP(pp);
+    return true;
   }
 
   /**

@@ -155,8 +155,10 @@ final class PHold {
    */
   static boolean check(String fn, Machine mp, int from, int to) {
     TABLE.check(fn, mp, state(from), state(to));
-    boolean newRun = fn.equals("openPHold") || fn.equals("exitSyscallFast")
-        || fn.equals("tryReacquireP");
+    boolean newRun = switch (fn) {
+      case "openPHold", "exitSyscallFast", "tryReacquireP" -> true;
+      default -> false;
+    };
     int want = newRun ? run(from) + RUN_ONE : run(from);
     if (run(to) != want) {
       throw new InternalError(fn + ": " + mp + " phold " + toString(from) + " → " + toString(to)

@@ -296,7 +296,7 @@ final class Processor {
         batch[j] = x;
       }
     }
-    sched.globRunqPutBatch(batch, n + 1);
+    sched.runq.globRunqPutBatch(batch, n + 1);
     return true;
   }
 
@@ -490,11 +490,11 @@ final class Processor {
       Goroutine gp = runq[(t - 1) & RUNQ_MASK];
       runq[(t - 1) & RUNQ_MASK] = null;
       RUNQ_TAIL.setRelease(this, t - 1);
-      sched.globRunqPutHead(gp);
+      sched.runq.globRunqPutHead(gp);
     }
     Goroutine next = (Goroutine) RUNNEXT.getAndSet(this, null);
     if (next != null) {
-      sched.globRunqPutHead(next);
+      sched.runq.globRunqPutHead(next);
     }
   }
 

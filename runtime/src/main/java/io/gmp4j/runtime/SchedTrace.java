@@ -32,7 +32,7 @@ final class SchedTrace {
           .append(" spinningthreads=").append(sched.nmspinning.get())
           .append(" needspinning=").append(sched.needspinning.get())
           .append(" idlethreads=").append(sched.nmidle)
-          .append(" runqueue=").append(sched.runqsize());
+          .append(" runqueue=").append(sched.runq.runqsize());
       if (detailed) {
         sb.append(" gcwaiting=").append(sched.gcwaiting)
             .append(" nmidlelocked=").append(sched.nmidlelocked.get()).append(" stopwait=").append(sched.stopwait.get())

@@ -233,7 +233,7 @@ final class Sysmon extends Thread {
               System.err.println("gmp4j: updatemaxprocs: gomaxprocs " + was + " -> " + ncpu
                   + " (" + MaxProcsLimit.lastReason + ")");
             }
-            sched.updateMaxProcs(ncpu);
+            sched.stw.updateMaxProcs(ncpu);
           }
         }
         if (retake(now) != 0) {

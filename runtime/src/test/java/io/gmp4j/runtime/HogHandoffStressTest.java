@@ -278,7 +278,7 @@ class HogHandoffStressTest {
       assertEquals(null, pp.m, pp.toString());
       assertTrue(pp.runqEmpty(), pp.toString());
     }
-    assertEquals(0, s.runqsize(), s.schedtrace(true));
+    assertEquals(0, s.runq.runqsize(), s.schedtrace(true));
     List<Machine> ms = List.copyOf(s.allm);
     for (Machine mp : ms) {
       assertTrue(mp.isAlive() || !s.allm.contains(mp), "M" + mp.id + " died\n"

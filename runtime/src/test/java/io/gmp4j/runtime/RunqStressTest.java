@@ -77,7 +77,7 @@ class RunqStressTest {
     }
     sched.lock.lock();
     try {
-      for (Goroutine g; (g = sched.globRunqGet()) != null; ) {
+      for (Goroutine g; (g = sched.runq.globRunqGet()) != null; ) {
         taken.incrementAndGet((int) g.goid);
       }
     } finally {
