@@ -25,11 +25,21 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code --add-opens}, JVM exit with parked goroutines, Go's fresh-process NumGoroutine, and the
  * JDK's thread dump. Each child runs the JDK 25 {@code java} of this test JVM with the test
  * classpath; its main class is a nested class below. Child output goes to files (no pipe to
- * drain, so no pipe deadlock), and every child is destroyed in a finally block.
+ * drain, so no pipe deadlock), and every child is destroyed in a finally block. One behaviour
+ * with it/'s {@code io.gmp4j.it.ChildJvm} (the other child-JVM harness, in a module of its own):
+ * the same environment scrub ({@link #SCRUBBED_ENV}) and the same capture to files.
  */
 @ExtendWith(SchedTraceOnFailure.class)
 class ChildJvmTest {
   private static final String ADD_OPENS = "--add-opens=java.base/java.lang=ALL-UNNAMED";
+
+  /**
+   * Environment variables a child never inherits: gmp4j's own and the JVM's (which would add
+   * flags and a "Picked up" line on stderr). A test that wants one passes it in {@code env}.
+   * The same list as it/'s ChildJvm.SCRUBBED_ENV.
+   */
+  static final List<String> SCRUBBED_ENV =
+      List.of("GMPDEBUG", "GOMAXPROCS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS");
 
   @TempDir Path tmp;
 
@@ -58,9 +68,7 @@ class ChildJvmTest {
     cmd.add(main.getName());
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd);
-    pb.environment().remove("GOMAXPROCS");
-    pb.environment().remove("JAVA_TOOL_OPTIONS");
-    pb.environment().remove("JDK_JAVA_OPTIONS");
+    SCRUBBED_ENV.forEach(pb.environment()::remove);
     pb.environment().putAll(env);
     pb.redirectOutput(tmp.resolve(tag + ".out").toFile());
     pb.redirectError(tmp.resolve(tag + ".err").toFile());

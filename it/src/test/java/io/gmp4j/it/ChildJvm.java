@@ -17,10 +17,24 @@ import java.util.stream.Stream;
 
 /**
  * Starts a fresh JVM (the JDK 25 running the tests) on one of the {@code apps}, with the real
- * agent jar and {@code -Xverify:all}, drains both streams, and kills it at a deadline. Each
- * scenario gets its own JVM (STYLE.md rule 10).
+ * agent jar and {@code -Xverify:all}, and kills it at a deadline. Each scenario gets its own JVM
+ * (STYLE.md rule 10).
+ *
+ * <p>One behaviour with runtime's {@code io.gmp4j.ChildJvmTest} (the other child-JVM harness,
+ * in a module of its own): the child's environment is scrubbed of {@link #SCRUBBED_ENV}, so
+ * that the developer's shell cannot change what a test sees, and its stdout and stderr go to
+ * files (no pipe to drain, nothing lost when it is killed), read once it has exited.
  */
 final class ChildJvm {
+  /**
+   * Environment variables a child never inherits: gmp4j's own ({@code GMPDEBUG}, {@code
+   * GOMAXPROCS}) and the JVM's ({@code JAVA_TOOL_OPTIONS}, {@code JDK_JAVA_OPTIONS}, which would
+   * add flags and a "Picked up" line on stderr). A test that wants one passes it in {@code env}.
+   * The same list as ChildJvmTest's.
+   */
+  static final List<String> SCRUBBED_ENV =
+      List.of("GMPDEBUG", "GOMAXPROCS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS");
+
   /** The agent jar under test: agent/target/gmp4j-agent.jar, passed in by failsafe. */
   static final Path AGENT = Path.of(System.getProperty("gmp.agent.jar",
       "../agent/target/gmp4j-agent.jar")).toAbsolutePath().normalize();
@@ -104,17 +118,20 @@ final class ChildJvm {
   static Result run(List<String> prefix, List<String> jvmArgs, Map<String, String> env,
       Class<?> app, Duration timeout, String... args) throws IOException, InterruptedException {
     // The child's own temporary folder: what it leaves there (the agent's runtime jar, an app's
-    // FIFO) is reported, and deleted with the folder even when the child was killed.
+    // FIFO) is reported, and deleted with the folder even when the child was killed. Its output
+    // files go in another folder, so that they are not reported as left behind.
     Path tmp = Files.createTempDirectory("gmp4j-child");
+    Path outDir = Files.createTempDirectory("gmp4j-child-out");
     try {
-      return run(prefix, jvmArgs, env, app, timeout, tmp, args);
+      return run(prefix, jvmArgs, env, app, timeout, tmp, outDir, args);
     } finally {
       deleteTree(tmp);
+      deleteTree(outDir);
     }
   }
 
   private static Result run(List<String> prefix, List<String> jvmArgs, Map<String, String> env,
-      Class<?> app, Duration timeout, Path tmp, String... args)
+      Class<?> app, Duration timeout, Path tmp, Path outDir, String... args)
       throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>(prefix);
     cmd.add(JAVA.toString());
@@ -125,28 +142,30 @@ final class ChildJvm {
     cmd.add(app.getName());
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd);
-    pb.environment().remove("GOMAXPROCS");
-    pb.environment().remove("GMPDEBUG");
+    SCRUBBED_ENV.forEach(pb.environment()::remove);
     pb.environment().putAll(env);
+    Path outFile = outDir.resolve("stdout");
+    Path errFile = outDir.resolve("stderr");
+    pb.redirectOutput(outFile.toFile());
+    pb.redirectError(errFile.toFile());
     Process p = pb.start();
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    Thread d1 = drain(p.getInputStream(), out);
-    Thread d2 = drain(p.getErrorStream(), err);
-    boolean done = p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    if (!done) {
-      p.destroyForcibly();
-      p.waitFor(10, TimeUnit.SECONDS);
+    boolean done;
+    try {
+      done = p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } finally {
+      if (p.isAlive()) {
+        p.destroyForcibly();
+        p.waitFor(10, TimeUnit.SECONDS);
+      }
     }
-    d1.join(5_000);
-    d2.join(5_000);
+    String out = Files.readString(outFile, StandardCharsets.UTF_8);
+    String err = Files.readString(errFile, StandardCharsets.UTF_8);
     List<String> left;
     try (Stream<Path> files = Files.walk(tmp)) {
       left = files.filter(f -> !f.equals(tmp)).map(f -> tmp.relativize(f).toString()).sorted()
           .toList();
     }
-    return new Result(done ? p.exitValue() : -1, out.toString(StandardCharsets.UTF_8),
-        err.toString(StandardCharsets.UTF_8), !done, left);
+    return new Result(done ? p.exitValue() : -1, out, err, !done, left);
   }
 
   private static void deleteTree(Path root) throws IOException {

@@ -20,14 +20,23 @@ import java.util.concurrent.Executor;
  * Go's G statuses with their Go numbers, because {@code schedtrace} prints them:
  *
  * <pre>
- *   from       to         by whom                                   Go counterpart
- *   idle     → runnable   Sched.ready on adoption                   newproc1
- *   waiting  → runnable   Sched.ready (any thread)                  ready / goready
- *   running  → runnable   Sched.ready racing the M's unmount        ready while still on the M
- *   runnable → running    the M that dequeued it (Machine.execute)  execute
- *   running  → waiting    its M after the run returns               gopark's park_m
- *   running  → dead       its M, when the thread has terminated     goexit0 / gdestroy
+ *   from       to         by whom                                  where         Go
+ *   idle     → runnable   Sched.ready on adoption                  ready         newproc1
+ *   waiting  → runnable   Sched.ready (any thread)                 ready         goready
+ *   running  → runnable   Sched.ready racing the M's unmount       ready         ready on the M
+ *   syscall  → runnable   Sched.ready, the G parked in a bracket   ready         (none)
+ *   runnable → running    the M that dequeued it                   execute       execute
+ *   running  → waiting    its M after the run returns              park          park_m
+ *   running  → syscall    the G itself, under its claim            entersyscall  entersyscall
+ *   syscall  → running    the G itself                             exitsyscall   exitsyscall
+ *   any      → dead       an M, once the thread has terminated     gdestroy      goexit0
  * </pre>
+ *
+ * A G that parks inside a syscall bracket stays syscall (the post-run CAS from running fails)
+ * until it is readied: in Go a G cannot park in a syscall, but a virtual thread in a marked
+ * native-call bracket can. "any" is every state but dead: a duplicate submit can find a
+ * terminated thread in any of them. Every write is a CAS through {@link #casState}, which
+ * checks the edge against {@link #TABLE} under {@code assert}.
  *
  * The JDK unmounts a parking thread before it publishes PARKED, and an unparker may then submit
  * it at once: the G can become runnable, and even run on another M, before the first M's
@@ -54,6 +63,29 @@ final class Goroutine implements Executor {
   static final int SYSCALL = 3;
   static final int WAITING = 4;
   static final int DEAD = 6;
+
+  /** Bits of the state word that hold the status; the sequence is above them. */
+  private static final long STATUS_MASK = 0xff;
+
+  /** One step of the sequence in the state word. */
+  private static final long SEQ_ONE = STATUS_MASK + 1;
+
+  /** 'Status', held in code. */
+  static final StateTable TABLE = new StateTable("G status",
+      "idle", "runnable", "running", "syscall", "waiting", null, "dead")
+      .edge(IDLE, RUNNABLE, "ready")
+      .edge(WAITING, RUNNABLE, "ready")
+      .edge(RUNNING, RUNNABLE, "ready")
+      .edge(SYSCALL, RUNNABLE, "ready")
+      .edge(RUNNABLE, RUNNING, "execute")
+      .edge(RUNNING, WAITING, "park")
+      .edge(RUNNING, SYSCALL, "entersyscall")
+      .edge(SYSCALL, RUNNING, "exitsyscall")
+      .edge(IDLE, DEAD, "gdestroy")
+      .edge(RUNNABLE, DEAD, "gdestroy")
+      .edge(RUNNING, DEAD, "gdestroy")
+      .edge(SYSCALL, DEAD, "gdestroy")
+      .edge(WAITING, DEAD, "gdestroy");
 
   private static final VarHandle STATE;
   private static final VarHandle PREEMPT;
@@ -82,7 +114,7 @@ final class Goroutine implements Executor {
   /** The thread's one {@code runContinuation} task. Final. */
   final Runnable runContinuation;
 
-  /** (sequence, status), see 'Status'. CAS only, through the methods below. */
+  /** (sequence, status), see 'Status'. Written only by casState's CAS; volatile reads. */
   private volatile long state;
 
   /**
@@ -179,7 +211,36 @@ final class Goroutine implements Executor {
 
   /** Go's readgstatus. Any thread. */
   int status() {
-    return (int) state & 0xff; // volatile read
+    return statusOf(state); // volatile read
+  }
+
+  /** The status in state word {@code s}. */
+  static int statusOf(long s) {
+    return (int) (s & STATUS_MASK);
+  }
+
+  /** Word {@code s} with its sequence kept and status {@code st}. */
+  static long withStatus(long s, int st) {
+    return (s & ~STATUS_MASK) | st;
+  }
+
+  /** Word {@code s} with its sequence bumped and status {@code st} (a move to runnable). */
+  static long nextSeq(long s, int st) {
+    return ((s & ~STATUS_MASK) + SEQ_ONE) | st;
+  }
+
+  /** Whether words {@code a} and {@code b} have the same sequence. */
+  static boolean sameSeq(long a, long b) {
+    return (a & ~STATUS_MASK) == (b & ~STATUS_MASK);
+  }
+
+  /**
+   * The one write of the state word: CAS {@code s → next}, an edge of 'Status' taken by
+   * function {@code fn} (checked under assert). Same callers as the caller's own.
+   */
+  private boolean casState(long s, long next, String fn) {
+    assert TABLE.check(fn, this, statusOf(s), statusOf(next));
+    return STATE.compareAndSet(this, s, next);
   }
 
   /**
@@ -190,12 +251,11 @@ final class Goroutine implements Executor {
   int casToRunnable() {
     for (; ; ) {
       long s = state; // volatile read; pairs with the CASes below
-      int st = (int) s & 0xff;
+      int st = statusOf(s);
       if (st == RUNNABLE || st == DEAD) {
         return -1;
       }
-      long next = (((s >>> 8) + 1) << 8) | RUNNABLE;
-      if (STATE.compareAndSet(this, s, next)) { // publishes the enqueue that follows
+      if (casState(s, nextSeq(s, RUNNABLE), "ready")) { // publishes the enqueue that follows
         return st;
       }
     }
@@ -208,30 +268,30 @@ final class Goroutine implements Executor {
   long casRunnableToRunning() {
     for (; ; ) {
       long s = state; // volatile read
-      if (((int) s & 0xff) != RUNNABLE) {
-        throw new InternalError("execute: G" + goid + " bad status " + ((int) s & 0xff));
+      if (statusOf(s) != RUNNABLE) {
+        throw new InternalError("execute: G" + goid + " bad status " + statusOf(s));
       }
-      long running = (s & ~0xffL) | RUNNING;
-      if (STATE.compareAndSet(this, s, running)) {
+      long running = withStatus(s, RUNNING);
+      if (casState(s, running, "execute")) {
         return running;
       }
     }
   }
 
   /**
-   * After a run returned: running → {@code to} (waiting or dead), unless the G was readied since
-   * {@code ran} was read. Called only by the M that ran it.
-   */
-  /**
    * Whether the G was readied since the run that {@code ran} (casRunnableToRunning's result)
    * began: the sequence moved on. For the trace's end reason. Any thread; volatile read.
    */
   boolean readiedSince(long ran) {
-    return (state & ~0xffL) != (ran & ~0xffL);
+    return !sameSeq(state, ran);
   }
 
-  boolean casFromRunning(long ran, int to) {
-    return STATE.compareAndSet(this, ran, (ran & ~0xffL) | to); // fails if readied meanwhile
+  /**
+   * After a run returned: running → waiting, unless the G was readied since {@code ran}
+   * (casRunnableToRunning's result) was read. Called only by the M that ran it.
+   */
+  boolean casRunningToWaiting(long ran) {
+    return casState(ran, withStatus(ran, WAITING), "park"); // fails if readied meanwhile
   }
 
   /**
@@ -265,14 +325,14 @@ final class Goroutine implements Executor {
   /** running → syscall, keeping the sequence. Called only by the G itself (entersyscall). */
   boolean casRunningToSyscall() {
     long s = state;
-    return ((int) s & 0xff) == RUNNING && STATE.compareAndSet(this, s, (s & ~0xffL) | SYSCALL);
+    return statusOf(s) == RUNNING && casState(s, withStatus(s, SYSCALL), "entersyscall");
   }
 
   /** syscall → running, keeping the sequence. Called only by the G itself (exitsyscall). */
   void casSyscallToRunning() {
     long s = state;
-    if (((int) s & 0xff) != SYSCALL || !STATE.compareAndSet(this, s, (s & ~0xffL) | RUNNING)) {
-      throw new InternalError("exitsyscall: G" + goid + " bad status " + ((int) s & 0xff));
+    if (statusOf(s) != SYSCALL || !casState(s, withStatus(s, RUNNING), "exitsyscall")) {
+      throw new InternalError("exitsyscall: G" + goid + " bad status " + statusOf(s));
     }
   }
 
@@ -284,10 +344,10 @@ final class Goroutine implements Executor {
   boolean setDead() {
     for (; ; ) {
       long s = state;
-      if (((int) s & 0xff) == DEAD) {
+      if (statusOf(s) == DEAD) {
         return false;
       }
-      if (STATE.compareAndSet(this, s, (s & ~0xffL) | DEAD)) {
+      if (casState(s, withStatus(s, DEAD), "gdestroy")) {
         return true;
       }
     }

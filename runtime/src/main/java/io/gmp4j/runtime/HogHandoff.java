@@ -33,52 +33,13 @@ package io.gmp4j.runtime;
  *       the M already owns suffices.
  * </ul>
  *
- * <h3>The race, and the phold word</h3>
+ * <h3>The phold word</h3>
  *
- * While a G runs, its thread may use its M's P at any moment: {@code Sched.ready} puts a woken
- * G on the P's run queue, which is single-producer and owner-only; entersyscall unwires the P;
- * a poll clears the P's preempt flag; and the JDK's carrier-side code after an unmount readies
- * threads too. sysmon must not take the P in the middle of any of these, and none of them may
- * start after sysmon took it. Each M therefore has one word, {@code Machine.phold}:
- *
- * <pre>
- *   bits:  31 .................................. 3 | 2 .. 0
- *          run number (new with every run and     | state
- *          every time the G gets a P back)        |
- *
- *   state          who holds m.p
- *   SCHED    0     the M's scheduler code (between runs); sysmon never takes from it
- *   G        1     the running G, between P operations; sysmon may retake
- *   G_BUSY   2     the running G, inside a P operation (a claim); sysmon waits
- *   SYSCALL  3     nobody: the G unwired the P in entersyscall (see Syscall)
- *   RETAKEN  4     nobody: sysmon took the P; m.p is dead to this M
- *
- *   from        to         by whom                                          where
- *   SCHED    →  G          the M, before the run (new run number)           openPHold
- *   G        →  G_BUSY     the running G, or the JDK's code on the carrier  tryClaimP (CAS)
- *   G_BUSY   →  G          the same thread                                  unclaimP
- *   G_BUSY   →  SYSCALL    the G in entersyscall                            enterSyscall
- *   SYSCALL  →  G          exitsyscall's fast path (new run number)         exitSyscallFast
- *   G        →  RETAKEN    sysmon                                           tryRetakeP (CAS)
- *   SYSCALL  →  G          a G that got an idle P back (new run number)     tryReacquireP
- *   RETAKEN  →  G          a G that got an idle P back (new run number)     tryReacquireP
- *   G, SYSCALL,
- *   RETAKEN  →  SCHED      the M, after the run (keeps the run number)      closePHold (CAS)
- * </pre>
- *
- * Only sysmon writes the word from another thread, and only with the CAS from G. Everything
- * else is done by the M's own thread: the M between runs, and during a run the G mounted on it
- * or the JDK's code that runs on the carrier around the mount, never two at once. A claim never
- * spans an unmount: the JDK pins the virtual thread around every submit (JDK 25's
- * VirtualThread.submitRunContinuation), so a contended sched.lock in runqPutSlow parks the
- * carrier, not the G; entersyscall and the poll take no lock under a claim.
- *
- * <p>Invariants: in G and G_BUSY, {@code m.p} is wired to the M and running; in G_BUSY only
- * the claiming thread uses it; in SCHED the M's own code owns it outright. In RETAKEN the P
- * that was taken belongs to sysmon until it hands it off. Non-invariants: just after a retake,
- * {@code m.p} may still name the P that was taken, until sysmon's CAS or the M's own write
- * clears it; readers that only look ({@code Hooks.hasKnownQueuedWork}, schedtrace, metrics)
- * may act on that stale P, which costs them at most a wrong guess.
+ * While a G runs, its thread may use its M's P at any moment, and sysmon must not take the P in
+ * the middle of such a use. Each M's {@code phold} word (run number, state) arbitrates: the G
+ * claims the P around each use, and sysmon retakes with one CAS from G to RETAKEN. The word's
+ * layout, its transition table, who writes it, its invariants, and the G's 'Reacquire after an
+ * unmount' are 'The phold word' in {@link PHold}; this class is sysmon's side.
  *
  * <h3>The protocol</h3>
  *
@@ -127,45 +88,6 @@ package io.gmp4j.runtime;
  *   CAS m.p: P → null                                                   fails: P' != P, since
  *   handoffP(P)                                                         P was nobody's to get
  * </pre>
- *
- * <h3>Reacquire after an unmount</h3>
- *
- * A G that finds its M without a P after a {@code Thread.yield} (the poll's, or exitsyscall's)
- * waits for an idle P ({@code Syscall.reacquireIfPinned}). Up to issue 16 it read its M once and
- * assumed that only a pinned G gets there (a yield that works ends the run, and the next run
- * holds a P), so that its 50us parks block the carrier. But the next run can lose its P before
- * the G is back: the M opens the run and calls {@code runContinuation}, and if mounting takes
- * {@code preempt.handoff} (the carrier descheduled on a loaded machine, GC pauses; see 'Pauses')
- * sysmon sees a G that ignores its request and retakes the P. The G then returns from its yield
- * unpinned, on an M in RETAKEN, and its park unmounts it (seen in MonitorChannelHandoffStressTest:
- * before the yield M0 in RETAKEN/1305, after it M2 in RETAKEN/748):
- *
- * <pre>
- *   T1 the G, unpinned                     T2 M2, sysmon, M5
- *   Thread.yield on M0 (no P): queued      M2: openPHold (r,G), runContinuation, slow mount
- *                                          sysmon: request, handoff later CAS (r,RETAKEN)
- *   back from the yield on M2
- *   lostP(M2): (r,RETAKEN)
- *   tryReacquireP(M2): no idle P
- *   parkNanos(50us): unmounts              M2: runContinuation returns
- *                                          closePHold (r,RETAKEN) → (r,SCHED); stopM
- *                                          M5: runs the G (r5,G), holding a P
- *   tryReacquireP(M2): reads (r,SCHED)     InternalError "holds a P" into the application
- *                                          (Skynet100kWithMonitors: M4 phold 218120, SCHED);
- *                                          had M2 been in a new run in RETAKEN, the G would
- *                                          have wired an idle P to M2 for another G
- * </pre>
- *
- * A contended sched.lock in tryAcquireIdleP parked the G the same way, and then wired the P to
- * the M it had left. Now the G re-reads its M ({@code runningM}, exact on the G itself) after
- * every park, and from its own code takes sched.lock only if it is free, so that nothing
- * between its {@code lostP} and its reacquire can unmount it. Between those two reads only the
- * G itself takes its M's word out of RETAKEN or SYSCALL (closePHold needs the run to end, sysmon
- * CASes only from G), so a word found held there can only be G, where the G holds m.p:
- * tryReacquireP returns true for it (and asserts it), rather than throwing into the
- * application. An unpinned G that waits so is parked 50us at a time, each time on a new run of
- * some M, like a G that sleeps; Go would queue it globally (exitsyscall0), which the park
- * amounts to.
  *
  * <h3>'Pauses'</h3>
  *
@@ -379,7 +301,7 @@ final class HogHandoff {
     if (mp == null) {
       return false;
     }
-    int run = mp.phold() & ~Machine.PHOLD_STATE_MASK; // acquire: curg below is this run's
+    int run = PHold.run(mp.phold()); // acquire: curg below is this run's
     if (seenM[i] != mp || seenRun[i] != run) {
       seenM[i] = mp;
       seenRun[i] = run;
@@ -420,7 +342,7 @@ final class HogHandoff {
     pp.m = null;
     pp.preempt = false;
     pp.incSchedtick(); // the G's time slice ends with its P; the next M starts a new one
-    pp.status = Processor.IDLE; // volatile: publishes the unwiring before handoffP
+    pp.setStatus(Processor.IDLE, "HogHandoff.retake"); // publishes the unwiring before handoffP
     sched.preemptHandoffs.increment();
     if (gp != null && Preempt.request(gp, pp, ignored, "handoff") && mp.curg != gp) {
       Preempt.cancel(gp); // its run ended meanwhile: the request must not outlive it

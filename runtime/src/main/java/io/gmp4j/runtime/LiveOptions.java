@@ -27,7 +27,7 @@ public final class LiveOptions {
    * as the user would write it. Throws IllegalArgumentException for a key not in {@link #KEYS}.
    * Any thread but a G's: a GOMAXPROCS change stops the world.
    */
-  public static String set(String key, String value) {
+  static String set(String key, String value) {
     Sched s = Sched.get();
     Sysmon sm = s.sysmon();
     Map<String, String> before = current();
@@ -47,7 +47,7 @@ public final class LiveOptions {
    * The effective values of the live keys and of {@code gomaxprocs.source}: "fixed" when the user
    * or program set GOMAXPROCS, else the reason of Go 1.25's default. Any thread; racy.
    */
-  public static Map<String, String> current() {
+  static Map<String, String> current() {
     Sched s = Sched.get();
     Sysmon sm = s.sysmon();
     Map<String, String> m = new LinkedHashMap<>();

@@ -33,20 +33,11 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>While a G runs, the M's hold on its P is the {@link #phold} word: the G may use {@code m.p}
  * only after claiming it there, and sysmon may take the P from a G that ignores preemption. The
- * protocol is 'Hog hand-off' in {@link HogHandoff}; the M's part is to open the word before the
- * run and to close it after, finding out whether it still has a P.
+ * word is 'The phold word' in {@link PHold}, sysmon's side 'Hog hand-off' in {@link HogHandoff};
+ * the M's part is to open the word before the run and to close it after, finding out whether it
+ * still has a P.
  */
 final class Machine extends Thread {
-  // The phold word: (run << 3) | state, the run counted in units of PHOLD_RUN_ONE. See 'Hog
-  // hand-off' in HogHandoff for the states and their transitions.
-  static final int PHOLD_SCHED = 0;
-  static final int PHOLD_G = 1;
-  static final int PHOLD_G_BUSY = 2;
-  static final int PHOLD_SYSCALL = 3;
-  static final int PHOLD_RETAKEN = 4;
-  static final int PHOLD_STATE_MASK = 7;
-  static final int PHOLD_RUN_ONE = 8;
-
   private static final VarHandle PHOLD;
   private static final VarHandle P;
 
@@ -61,6 +52,9 @@ final class Machine extends Thread {
   }
 
   final Sched sched;
+
+  /** sched.runq, held here so that findRunnable's racy looks take no extra load. Final. */
+  private final GlobalRunq runq;
 
   /** Go's m.id. Final. */
   final int id;
@@ -80,11 +74,11 @@ final class Machine extends Thread {
   volatile Processor p;
 
   /**
-   * The M's hold on {@link #p} while a G runs: {@code (run << 3) | state}, state one of
-   * PHOLD_SCHED, PHOLD_G, PHOLD_G_BUSY, PHOLD_SYSCALL, PHOLD_RETAKEN. Written by this M (open
-   * and close, around each run), by its running G (claim, unclaim, syscall, reacquire), and by
-   * sysmon (one CAS, PHOLD_G → PHOLD_RETAKEN). Volatile; the transition table and the
-   * invariants are in 'Hog hand-off' in {@link HogHandoff}.
+   * The M's hold on {@link #p} while a G runs: (run number, state), decoded by {@link PHold}.
+   * Written by this M (open and close, around each run), by its running G (claim, unclaim,
+   * syscall, reacquire), and by sysmon (one CAS, G → RETAKEN), only through setPHoldRelease and
+   * casPHold. Volatile; the transition table and the invariants are 'The phold word' in {@link
+   * PHold}. Here, not in PHold, so that the hot path has no indirection.
    */
   @SuppressWarnings("unused") // accessed through PHOLD
   private volatile int phold;
@@ -187,6 +181,7 @@ final class Machine extends Thread {
     super("gmp-m" + id);
     setDaemon(true);
     this.sched = sched;
+    this.runq = sched.runq;
     this.id = id;
     this.nextp = nextp;
     this.spinning = spinning;
@@ -204,25 +199,18 @@ final class Machine extends Thread {
       Processor pp = nextp;
       nextp = null;
       acquireP(pp);
-      schedule();
-    } catch (MExit e) {
-      // idle too long: stopM took this M off the idle list and counted it out
+      schedule(); // returns when this M exits: its locked G ended, or it was idle too long
     } catch (Throwable t) {
       System.err.println("gmp4j: fatal error: M" + id + " died: " + t);
       t.printStackTrace();
     }
   }
 
-  /** Go's mexit, unwinding from stopM. Preallocated: no stack trace, no allocation. */
-  private static final class MExit extends Error {
-    private static final MExit INSTANCE = new MExit();
-
-    private MExit() {
-      super(null, null, false, false);
-    }
-  }
-
-  /** Go's schedule: one round per G run. Returns only when this M exits. */
+  /**
+   * Go's schedule: one round per G run. Returns only when this M exits: after mexit (its locked
+   * G ended), or when stopM reports that it was idle too long (Go's mexit for an idle M; stopM
+   * has taken it off the idle list and counted it out, and it holds no P).
+   */
   private void schedule() {
     for (; ; ) {
       if (exiting) {
@@ -241,17 +229,22 @@ final class Machine extends Thread {
       // or others wait there, else wait until handed one. Without this, at the thread limit
       // (maxthreads.exceeded=queue) an idle P and the global queue could wait for an M that
       // nobody starts.
-      if (p == null && !(sched.runqsize() > 0 && tryAcquireIdleP(true))) {
-        stopM();
+      if (p == null && !(runq.runqsize() > 0 && tryAcquireIdleP(true)) && !stopM()) {
+        return; // idle too long
       }
       Goroutine gp = findRunnable();
+      if (gp == null) {
+        return; // idle too long, in findRunnable's stopM
+      }
       // This M is about to run a G; if it was the last spinner, another must take its place.
       if (spinning) {
         resetSpinning();
       }
       Machine owner = gp.lockedm;
       if (owner != null && owner != this) {
-        startLockedM(gp, owner);
+        if (!startLockedM(gp, owner)) {
+          return; // idle too long
+        }
         continue;
       }
       execute(gp, inheritTime);
@@ -263,6 +256,7 @@ final class Machine extends Thread {
    * locked G hands it a P. Called only by this M.
    */
   private void stopLockedM() {
+    assert Thread.currentThread() == this : "stopLockedM: not on M" + id;
     parked = true; // before the G can be found by anyone: see startLockedM
     Processor pp = p;
     if (pp != null) {
@@ -282,16 +276,18 @@ final class Machine extends Thread {
 
   /**
    * Go's startlockedm: hands this M's P to the M that gp is locked to (gp, dequeued here, runs
-   * there) and stops. Called only by this M.
+   * there) and stops. Returns stopM's answer. Called only by this M.
    */
-  private void startLockedM(Goroutine gp, Machine owner) {
+  private boolean startLockedM(Goroutine gp, Machine owner) {
+    assert Thread.currentThread() == this : "startLockedM: not on M" + id;
     owner.nextp = releaseP(); // pairs with the nextp loop in stopLockedM
     LockSupport.unpark(owner);
-    stopM();
+    return stopM();
   }
 
   /** Go's mexit for an M whose locked G ended: the P goes to another M; the thread ends. */
   private void mexit() {
+    assert Thread.currentThread() == this : "mexit: not on M" + id;
     if (p != null) {
       sched.handoffP(releaseP());
     }
@@ -300,6 +296,7 @@ final class Machine extends Thread {
 
   /** Go's execute plus the post-run half of gopark / goexit0. Called only by this M. */
   private void execute(Goroutine gp, boolean inheritTime) {
+    assert Thread.currentThread() == this : "execute: not on M" + id;
     long ran = gp.casRunnableToRunning();
     long stamp = gp.trackingStamp;
     long now = 0; // one clock read for timeToRun and the trace, when both want one
@@ -350,13 +347,13 @@ final class Machine extends Thread {
     curg = null;
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
     long traceStop = 0;
-    if (closed == PHOLD_RETAKEN) {
+    if (closed == PHold.RETAKEN) {
       Trace.runDrop(this); // sysmon ended and committed the slice it took ('Tracing')
     } else if (traceRunBegin != 0) {
       // Before anyone can ready the G: 'The end of a run' in Trace. 0: dropped, surely short.
       traceStop = Trace.runStopTime(this);
     }
-    if (closed == PHOLD_SYSCALL && gp.traceSyscall != null) {
+    if (closed == PHold.SYSCALL && gp.traceSyscall != null) {
       Trace.syscallStop(gp); // it parked inside the bracket: the P is sysmon's to retake
       Trace.syscallEnd(gp, this, true);
     }
@@ -387,7 +384,7 @@ final class Machine extends Thread {
         // other M took it at once.
         Trace.runEnd(this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield, "", traceStop);
       }
-    } else if (gp.casFromRunning(ran, Goroutine.WAITING)) {
+    } else if (gp.casRunningToWaiting(ran)) {
       gp.waitReason = WaitReasons.of(gp, js);
       gp.waitSince = sched.coarseNow;
       if (traceRunBegin != 0) {
@@ -405,14 +402,18 @@ final class Machine extends Thread {
 
   /**
    * Go's findRunnable: the next G to run, or parks until there is one. Sets {@link
-   * #inheritTime}. Called only by this M, holding a P.
+   * #inheritTime}. Returns null only when this M must exit (stopM: idle too long), holding no P.
+   * Called only by this M, holding a P.
    */
   private Goroutine findRunnable() {
+    assert Thread.currentThread() == this : "findRunnable: not on M" + id;
     top:
     for (; ; ) {
       Processor pp = p;
       if (sched.gcwaiting) {
-        gcstopM();
+        if (!gcstopM()) {
+          return null;
+        }
         continue;
       }
       inheritTime = false;
@@ -426,11 +427,11 @@ final class Machine extends Thread {
       // Check the global runnable queue once in a while to ensure fairness. Otherwise two
       // goroutines can completely occupy the local runqueue by constantly respawning each
       // other.
-      if (pp.schedtick() % 61 == 0 && sched.runqsize() > 0) {
+      if (pp.schedtick() % 61 == 0 && runq.runqsize() > 0) {
         Goroutine gp;
         sched.lock.lock();
         try {
-          gp = sched.globRunqGet();
+          gp = runq.globRunqGet();
         } finally {
           sched.lock.unlock();
         }
@@ -440,11 +441,11 @@ final class Machine extends Thread {
       }
       // Gs that JDK threads (pollers, timers, acceptors) readied go before the local queue, but
       // not every time: see 'Wake-ups from JDK threads' in Sched.
-      if (sched.runqwoken() > 0 && pp.schedtick() % 61 != 30) {
+      if (runq.runqwoken() > 0 && pp.schedtick() % 61 != 30) {
         Goroutine gp;
         sched.lock.lock();
         try {
-          gp = sched.globRunqGetWoken();
+          gp = runq.globRunqGetWoken();
         } finally {
           sched.lock.unlock();
         }
@@ -457,10 +458,10 @@ final class Machine extends Thread {
         inheritTime = pp.lastGetInheritsTime();
         return gp;
       }
-      if (sched.runqsize() > 0) {
+      if (runq.runqsize() > 0) {
         sched.lock.lock();
         try {
-          gp = sched.globRunqGetBatch(pp, Processor.RUNQ_SIZE / 2);
+          gp = runq.globRunqGetBatch(pp, Processor.RUNQ_SIZE / 2);
         } finally {
           sched.lock.unlock();
         }
@@ -492,8 +493,8 @@ final class Machine extends Thread {
         if (sched.gcwaiting) {
           continue;
         }
-        if (sched.runqsize() > 0) {
-          gp = sched.globRunqGetBatch(pp, Processor.RUNQ_SIZE / 2);
+        if (runq.runqsize() > 0) {
+          gp = runq.globRunqGetBatch(pp, Processor.RUNQ_SIZE / 2);
           if (gp != null) {
             return gp;
           }
@@ -523,13 +524,13 @@ final class Machine extends Thread {
         }
         // Note the for correctness, only the last M transitioning from spinning to
         // non-spinning must perform these rechecks; all of them do, as in Go.
-        if (sched.runqsize() > 0) {
+        if (runq.runqsize() > 0) {
           sched.lock.lock();
           Processor p2 = null;
           try {
             // Re-check under the lock: another M may have emptied the queue since the racy look.
-            if (sched.runqsize() > 0 && (p2 = sched.pidlegetSpinning()) != null) {
-              gp = sched.globRunqGetBatch(p2, Processor.RUNQ_SIZE / 2);
+            if (runq.runqsize() > 0 && (p2 = sched.pidlegetSpinning()) != null) {
+              gp = runq.globRunqGetBatch(p2, Processor.RUNQ_SIZE / 2);
               if (gp == null) {
                 throw new InternalError("findRunnable: global runq empty with non-zero runqsize");
               }
@@ -555,7 +556,9 @@ final class Machine extends Thread {
       if (timerSleep()) {
         continue;
       }
-      stopM();
+      if (!stopM()) {
+        return null;
+      }
     }
   }
 
@@ -565,6 +568,7 @@ final class Machine extends Thread {
    * P and not spinning.
    */
   private boolean timerSleep() {
+    assert Thread.currentThread() == this : "timerSleep: not on M" + id;
     Processor pp = sched.timerSleeper.sleep(this);
     if (pp == null) {
       return false;
@@ -582,6 +586,7 @@ final class Machine extends Thread {
    * Called only by this M, holding {@code pp}.
    */
   private Goroutine stealWork(Processor pp) {
+    assert Thread.currentThread() == this : "stealWork: not on M" + id;
     Processor[] allp = sched.allp; // stable while we hold a P: procresize needs every P
     RandomOrder order = sched.stealOrder;
     final int stealTries = 4;
@@ -604,7 +609,7 @@ final class Machine extends Thread {
           }
         }
         // Don't bother to attempt to steal if p2 is idle.
-        if (p2 != pp && p2.status != Processor.IDLE) {
+        if (p2 != pp && p2.status() != Processor.IDLE) {
           boolean trace = Trace.on(Trace.RUNQ_STEAL);
           Goroutine next = trace && stealRunNextG ? p2.runnextRacy() : null;
           Goroutine gp = pp.runqSteal(p2, stealRunNextG);
@@ -628,8 +633,9 @@ final class Machine extends Thread {
    * returns an idle P to take. Called only by this M, holding no P.
    */
   private Processor checkRunqsNoP(Processor[] allpSnapshot) {
+    assert Thread.currentThread() == this : "checkRunqsNoP: not on M" + id;
     for (Processor p2 : allpSnapshot) {
-      if (p2.status != Processor.IDLE && !p2.runqEmpty()) {
+      if (p2.status() != Processor.IDLE && !p2.runqEmpty()) {
         sched.lock.lock();
         try {
           return sched.pidlegetSpinning();
@@ -643,6 +649,7 @@ final class Machine extends Thread {
 
   /** Go's m.becomeSpinning. Called only by this M. */
   private void becomeSpinning() {
+    assert Thread.currentThread() == this : "becomeSpinning: not on M" + id;
     spinning = true;
     sched.nmspinning.incrementAndGet();
     sched.needspinning.set(0);
@@ -650,6 +657,7 @@ final class Machine extends Thread {
 
   /** Go's resetspinning: the last spinner to find work wakes another. Called only by this M. */
   private void resetSpinning() {
+    assert Thread.currentThread() == this : "resetSpinning: not on M" + id;
     spinning = false;
     if (sched.nmspinning.decrementAndGet() < 0) {
       throw new InternalError("findRunnable: negative nmspinning");
@@ -657,8 +665,12 @@ final class Machine extends Thread {
     sched.wakeP();
   }
 
-  /** Go's gcstopm: gives the P to a pending stop-the-world and parks. Called only by this M. */
-  private void gcstopM() {
+  /**
+   * Go's gcstopm: gives the P to a pending stop-the-world and parks. Returns stopM's answer.
+   * Called only by this M.
+   */
+  private boolean gcstopM() {
+    assert Thread.currentThread() == this : "gcstopM: not on M" + id;
     if (spinning) {
       spinning = false;
       if (sched.nmspinning.decrementAndGet() < 0) {
@@ -666,16 +678,20 @@ final class Machine extends Thread {
       }
     }
     Processor pp = releaseP();
-    pp.status = Processor.GCSTOP;
+    pp.setStatus(Processor.GCSTOP, "gcstopM");
     sched.stopOneP();
-    stopM();
+    return stopM();
   }
 
   /**
-   * Go's stopm: parks on the idle-M list until startM hands this M a P, then acquires it.
+   * Go's stopm: parks on the idle-M list until startM hands this M a P, then acquires it, and
+   * returns true. Returns false, holding no P, if the M stayed idle for idlethreadtimeout and
+   * took itself off the list: it must exit, and every caller returns up to run(). A return value
+   * rather than an Error thrown to run() (before issue 15): no catch in between can swallow it.
    * Called only by this M, holding no P and not spinning.
    */
-  private void stopM() {
+  private boolean stopM() {
+    assert Thread.currentThread() == this : "stopM: not on M" + id;
     if (p != null || spinning) {
       throw new InternalError("stopm: holding p or spinning");
     }
@@ -693,7 +709,7 @@ final class Machine extends Thread {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           if (sched.mremoveIdle(this)) {
-            throw MExit.INSTANCE; // idle too long: this thread ends (see run)
+            return false; // idle too long: this thread ends (see schedule)
           }
           // A waker took this M meanwhile: it clears parked, then unparks us. Look at parked
           // again before parking: waiting for sched.lock in mremoveIdle may have used up that
@@ -710,25 +726,28 @@ final class Machine extends Thread {
     Processor pp = nextp;
     nextp = null;
     acquireP(pp);
+    return true;
   }
 
   /**
    * The M half of entersyscall: unwires pp and leaves it in {@code _Psyscall} for sysmon. Called
    * only by this M's G, holding the claim on pp ({@link #tryClaimP}), which becomes
-   * PHOLD_SYSCALL. See 'Syscall'.
+   * PHold.SYSCALL. See 'Syscall'.
    */
   void enterSyscall(Processor pp) {
+    assert onThisM() : "entersyscall: not on M" + id + " or its G";
     oldp = pp;
     pp.syscallM = this; // before the status write below, which publishes it to sysmon
     pp.m = null;
     p = null;
     int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
-    if ((h & PHOLD_STATE_MASK) != PHOLD_G_BUSY) {
-      throw new InternalError("entersyscall: M" + id + " phold " + h + " not claimed");
+    if (PHold.state(h) != PHold.G_BUSY) {
+      throw new InternalError("entersyscall: M" + id + " phold " + PHold.toString(h)
+          + " not claimed");
     }
-    PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) | PHOLD_SYSCALL); // sysmon ignores this M
-    pp.status = Processor.SYSCALL; // volatile: publishes the unwiring to sysmon's CAS
-    if (sched.gcwaiting && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP)) {
+    setPHoldRelease(h, PHold.with(h, PHold.SYSCALL), "enterSyscall"); // sysmon ignores this M
+    pp.setStatus(Processor.SYSCALL, "enterSyscall"); // publishes the unwiring to sysmon's CAS
+    if (sched.gcwaiting && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP, "enterSyscall")) {
       sched.stopOneP(); // Go's entersyscallHandleGCWait
     }
     sched.wakeSysmon();
@@ -739,6 +758,7 @@ final class Machine extends Thread {
    * only by this M's G, which must take no lock here (see 'Syscall').
    */
   boolean exitSyscallFast() {
+    assert onThisM() : "exitsyscall: not on M" + id + " or its G";
     Processor pp = oldp;
     oldp = null;
     if (p != null) {
@@ -746,12 +766,12 @@ final class Machine extends Thread {
       // sysmon, which retakes it at its next cycle, and must not be acquired on top.
       return true;
     }
-    if (pp != null && pp.status == Processor.SYSCALL
-        && pp.casStatus(Processor.SYSCALL, Processor.IDLE)) {
+    if (pp != null && pp.status() == Processor.SYSCALL
+        && pp.casStatus(Processor.SYSCALL, Processor.IDLE, "exitSyscallFast")) {
       acquireP(pp);
       pp.syscalltick++; // single writer: the M that holds the P
       traceRunResumes(pp);
-      reopenPHold();
+      reopenPHold("exitSyscallFast");
       return true;
     }
     return false;
@@ -769,14 +789,15 @@ final class Machine extends Thread {
    * moved on. A G calling from its own code takes the lock only if it is free.
    */
   boolean tryReacquireP(boolean mayBlock) {
+    assert onThisM() : "tryReacquireP: not on M" + id + " or its G";
     int h = (int) PHOLD.getVolatile(this);
-    int st = h & PHOLD_STATE_MASK;
-    if (st != PHOLD_RETAKEN && st != PHOLD_SYSCALL) {
+    int st = PHold.state(h);
+    if (st != PHold.RETAKEN && st != PHold.SYSCALL) {
       // Only the G (or its carrier's code, in its run) takes the word out of these two states
       // during a run, and the caller saw one of them on the M it runs on with no park since. So
       // the word is G: the caller holds m.p, and there is nothing to reacquire. (SCHED or
-      // G_BUSY would mean a caller on an M it left: 'Reacquire after an unmount' in HogHandoff.)
-      assert st == PHOLD_G : "tryReacquireP: M" + id + " phold " + pholdString(h);
+      // G_BUSY would mean a caller on an M it left: 'Reacquire after an unmount' in PHold.)
+      assert st == PHold.G : "tryReacquireP: M" + id + " phold " + PHold.toString(h);
       return true;
     }
     // After a retake sysmon clears m.p too, but perhaps not yet: its CAS from the P it took
@@ -786,7 +807,7 @@ final class Machine extends Thread {
       return false;
     }
     traceRunResumes(p);
-    reopenPHold();
+    reopenPHold("tryReacquireP");
     return true;
   }
 
@@ -795,6 +816,7 @@ final class Machine extends Thread {
    * the phold release that opens it to sysmon. Called only by this M's running G.
    */
   private void traceRunResumes(Processor pp) {
+    assert onThisM() : "traceRunResumes: not on M" + id + " or its G";
     Goroutine gp = curg;
     if (gp != null && Trace.on(Trace.GO_RUN)) {
       Trace.runBegin(this, gp, pp, false, System.nanoTime(), 0);
@@ -806,6 +828,7 @@ final class Machine extends Thread {
    * Called only by this M or its G.
    */
   private boolean tryAcquireIdleP(boolean mayBlock) {
+    assert onThisM() : "tryAcquireIdleP: not on M" + id + " or its G";
     Processor pp;
     if (mayBlock) {
       sched.lock.lock();
@@ -825,46 +848,70 @@ final class Machine extends Thread {
   }
 
   // ------------------------------------------------------------------------------------------
-  // The hold on m.p while a G runs: see 'Hog hand-off' in HogHandoff.
+  // The hold on m.p while a G runs: see 'The phold word' in PHold.
 
-  /** PHOLD_SCHED → PHOLD_G with a new run number, before a run. Called only by this M. */
+  /**
+   * The one release store of the phold word: {@code h → next}, an edge of 'The phold word'
+   * taken by function {@code fn} (checked under assert). Called only by this M's own thread
+   * (the M, or the G mounted on it), which alone writes the word out of G_BUSY, SCHED, SYSCALL
+   * and RETAKEN.
+   */
+  private void setPHoldRelease(int h, int next, String fn) {
+    assert PHold.check(fn, this, h, next);
+    PHOLD.setRelease(this, next);
+  }
+
+  /**
+   * The one CAS of the phold word: {@code h → next}, an edge of 'The phold word' taken by
+   * function {@code fn} (checked under assert). Full fence. Any thread (sysmon's tryRetakeP).
+   */
+  private boolean casPHold(int h, int next, String fn) {
+    assert PHold.check(fn, this, h, next);
+    return PHOLD.compareAndSet(this, h, next);
+  }
+
+  /** SCHED → G with a new run number, before a run. Called only by this M. */
   private void openPHold() {
-    int h = (int) PHOLD.getOpaque(this); // only this M writes a PHOLD_SCHED word
-    if ((h & PHOLD_STATE_MASK) != PHOLD_SCHED) {
-      throw new InternalError("execute: M" + id + " phold " + h + " not closed");
+    assert Thread.currentThread() == this : "openPHold: not on M" + id;
+    int h = (int) PHOLD.getOpaque(this); // only this M writes a SCHED word
+    if (PHold.state(h) != PHold.SCHED) {
+      throw new InternalError("execute: M" + id + " phold " + PHold.toString(h) + " not closed");
     }
     // Release: curg, gp.m and p, written above, are what sysmon reads after its acquire.
-    PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) + PHOLD_RUN_ONE | PHOLD_G);
+    setPHoldRelease(h, PHold.nextRun(h, PHold.G), "openPHold");
   }
 
   /**
-   * A new run number with PHOLD_G, after the G got a P back (exitsyscall, reacquire). Called
-   * only by this M's G, which owns the word in PHOLD_SYSCALL and PHOLD_RETAKEN.
+   * A new run number with G, after the G got a P back ({@code fn}: exitSyscallFast,
+   * tryReacquireP). Called only by this M's G, which owns the word in SYSCALL and RETAKEN.
    */
-  private void reopenPHold() {
+  private void reopenPHold(String fn) {
+    assert onThisM() : "reopenPHold: not on M" + id + " or its G";
     int h = (int) PHOLD.getOpaque(this);
-    PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) + PHOLD_RUN_ONE | PHOLD_G); // after acquireP
+    setPHoldRelease(h, PHold.nextRun(h, PHold.G), fn); // after acquireP
   }
 
   /**
-   * Any state → PHOLD_SCHED, after a run; returns the state it closed. If sysmon retook the P
+   * Any state → PHold.SCHED, after a run; returns the state it closed. If sysmon retook the P
    * meanwhile, this M has none and its scheduler stops it (as after a syscall that outlived its
    * P). Called only by this M.
    */
   private int closePHold() {
+    assert Thread.currentThread() == this : "closePHold: not on M" + id;
     for (; ; ) {
       int h = (int) PHOLD.getVolatile(this);
-      int st = h & PHOLD_STATE_MASK;
-      if (st == PHOLD_SCHED || st == PHOLD_G_BUSY) {
-        throw new InternalError("execute: M" + id + " phold " + h + " after the run");
+      int st = PHold.state(h);
+      if (st == PHold.SCHED || st == PHold.G_BUSY) {
+        throw new InternalError("execute: M" + id + " phold " + PHold.toString(h)
+            + " after the run");
       }
       // The run number stays: sysmon tells runs apart by it. Full fence, pairs with sysmon's CAS
       // in tryRetakeP: one of the two fails.
-      if (PHOLD.compareAndSet(this, h, h & ~PHOLD_STATE_MASK)) {
-        if (st == PHOLD_RETAKEN) {
+      if (casPHold(h, PHold.with(h, PHold.SCHED), "closePHold")) {
+        if (st == PHold.RETAKEN) {
           p = null; // sysmon may not have cleared it yet: see tryReacquireP
         }
-        return st; // PHOLD_SYSCALL: the G parked inside a bracket, and p is null already
+        return st; // SYSCALL: the G parked inside a bracket, and p is null already
       }
     }
   }
@@ -877,38 +924,41 @@ final class Machine extends Thread {
    * the run, or in its own scheduler code, where it holds the P outright).
    */
   Processor tryClaimP(boolean reacquire) {
+    assert onThisM() : "tryClaimP: not on M" + id + " or its G";
     for (; ; ) {
       int h = (int) PHOLD.getVolatile(this);
-      switch (h & PHOLD_STATE_MASK) {
-        case PHOLD_G -> {
+      switch (PHold.state(h)) {
+        case PHold.G -> {
           // Full fence: after it, a sysmon that has not retaken the P cannot any more.
-          if (PHOLD.compareAndSet(this, h, (h & ~PHOLD_STATE_MASK) | PHOLD_G_BUSY)) {
+          if (casPHold(h, PHold.with(h, PHold.G_BUSY), "tryClaimP")) {
             return p;
           }
           // sysmon retook it just now: look again
         }
-        case PHOLD_SCHED -> {
+        case PHold.SCHED -> {
           return p; // the M's own code: sysmon never takes a P from it
         }
-        case PHOLD_RETAKEN -> {
+        case PHold.RETAKEN -> {
           if (!reacquire || sched.npidle == 0 || !tryReacquireP(true)) {
             return null;
           }
         }
-        case PHOLD_SYSCALL -> {
+        case PHold.SYSCALL -> {
           return null;
         }
-        default -> throw new InternalError("tryClaimP: M" + id + " phold " + h + " is busy");
+        default -> throw new InternalError("tryClaimP: M" + id + " phold " + PHold.toString(h)
+            + " is busy");
       }
     }
   }
 
   /** Gives back a claim that {@link #tryClaimP} granted. Same callers. */
   void unclaimP() {
+    assert onThisM() : "unclaimP: not on M" + id + " or its G";
     int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
-    if ((h & PHOLD_STATE_MASK) == PHOLD_G_BUSY) {
+    if (PHold.state(h) == PHold.G_BUSY) {
       // Release: the P operation happens-before sysmon's CAS that retakes the P.
-      PHOLD.setRelease(this, (h & ~PHOLD_STATE_MASK) | PHOLD_G);
+      setPHoldRelease(h, PHold.with(h, PHold.G), "unclaimP");
     }
   }
 
@@ -917,8 +967,8 @@ final class Machine extends Thread {
    * G itself; racy for other readers (metrics).
    */
   boolean lostP() {
-    int st = (int) PHOLD.getVolatile(this) & PHOLD_STATE_MASK;
-    return st == PHOLD_RETAKEN || st == PHOLD_SYSCALL;
+    int st = PHold.state((int) PHOLD.getVolatile(this));
+    return st == PHold.RETAKEN || st == PHold.SYSCALL;
   }
 
   /** The phold word, for sysmon's observation. Any thread. */
@@ -927,13 +977,16 @@ final class Machine extends Thread {
   }
 
   /**
-   * sysmon's retake of pp from this M's running G: the CAS (run, PHOLD_G) → (run,
-   * PHOLD_RETAKEN), which fails if the run ended or the G is inside a P operation; then m.p is
+   * sysmon's retake of pp from this M's running G: the CAS (run, G) → (run, RETAKEN), with
+   * {@code run} from {@link PHold#run}, which fails if the run ended or the G is inside a P
+   * operation; then m.p is
    * cleared. On success the caller owns pp, still marked running and wired to this M, and must
    * hand it off. Called only by sysmon.
    */
   boolean tryRetakeP(int run, Processor pp) {
-    if (!PHOLD.compareAndSet(this, run | PHOLD_G, run | PHOLD_RETAKEN)) { // full fence
+    assert !onThisM() : "tryRetakeP: M" + id + " retaking its own P";
+    // Full fence: pairs with closePHold's and tryClaimP's CASes; one of each pair fails.
+    if (!casPHold(PHold.with(run, PHold.G), PHold.with(run, PHold.RETAKEN), "tryRetakeP")) {
       return false;
     }
     P.compareAndSet(this, pp, null); // fails if the victim cleared it first: see tryReacquireP
@@ -951,15 +1004,17 @@ final class Machine extends Thread {
   /**
    * Go's acquirep/wirep, and the waker's half of 'Deep sleep' in {@link Sysmon}: every P that
    * leaves the idle list comes through here, whoever took it (startM's waker, the M's own
-   * re-check in findRunnable, exitsyscall, a G whose P was retaken). Called only by this M.
+   * re-check in findRunnable, exitsyscall, a G whose P was retaken). Called only by this M or
+   * its G.
    */
   private void acquireP(Processor pp) {
-    if (p != null || pp.m != null || pp.status != Processor.IDLE) {
+    assert onThisM() : "acquireP: not on M" + id + " or its G";
+    if (p != null || pp.m != null || pp.status() != Processor.IDLE) {
       throw new InternalError("wirep: invalid p state: " + pp + " for M" + id);
     }
     p = pp;
     pp.m = this;
-    pp.status = Processor.RUNNING;
+    pp.setStatus(Processor.RUNNING, "acquireP");
     sched.coarseNow = System.nanoTime(); // sysmon may have slept: see Sched.coarseNow
     // After the volatile npidle-- in pidleget (or the status write above), a volatile load of
     // sysmonwait: sysmon stores sysmonwait, then loads npidle. One of the two sees the other.
@@ -968,22 +1023,25 @@ final class Machine extends Thread {
 
   /** Go's releasep. Called only by this M. */
   private Processor releaseP() {
+    assert Thread.currentThread() == this : "releaseP: not on M" + id;
     Processor pp = p;
-    if (pp == null || pp.m != this || pp.status != Processor.RUNNING) {
+    if (pp == null || pp.m != this || pp.status() != Processor.RUNNING) {
       throw new InternalError("releasep: invalid p state: " + pp + " for M" + id);
     }
     pp.m = null;
-    pp.status = Processor.IDLE;
+    pp.setStatus(Processor.IDLE, "releaseP");
     p = null;
     return pp;
   }
 
-  /** "G/12": a phold word's state and run number, for dumps. */
-  static String pholdString(int h) {
-    String[] names = {"SCHED", "G", "G_BUSY", "SYSCALL", "RETAKEN"};
-    int st = h & PHOLD_STATE_MASK;
-    return (st < names.length ? names[st] : String.valueOf(st)) + "/"
-        + (h >>> 3); // the run number, unsigned
+  /**
+   * Whether the calling thread runs on this M: the M itself, or the virtual thread mounted on
+   * it (a G, or the JDK's code around its mount). For the caller-line asserts ("Called only by
+   * this M or its G"); never on a production path.
+   */
+  private boolean onThisM() {
+    Thread ct = Thread.currentThread();
+    return ct == this || (ct.isVirtual() && VirtualThreads.carrier(ct) == this);
   }
 
   @Override
@@ -991,7 +1049,7 @@ final class Machine extends Thread {
     Processor pp = p;
     Goroutine g = curg;
     return "M" + id + "{p=" + (pp == null ? "nil" : pp.id) + " curg="
-        + (g == null ? "nil" : g.goid) + " phold=" + pholdString((int) PHOLD.getVolatile(this))
+        + (g == null ? "nil" : g.goid) + " phold=" + PHold.toString((int) PHOLD.getVolatile(this))
         + " spinning=" + spinning + " blocked=" + parked + "}";
   }
 }

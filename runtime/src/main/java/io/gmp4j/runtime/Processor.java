@@ -33,8 +33,51 @@ import java.util.concurrent.locks.LockSupport;
  * with every thief; and an unbounded queue per P (ForkJoinPool), which loses Go's overflow to the
  * global queue and with it the fairness that the global queue gives.
  *
- * <p>Status values are Go's ({@code _Pidle} 0, {@code _Prunning} 1, {@code _Pgcstop} 3,
- * {@code _Pdead} 4), because {@code schedtrace} prints them.
+ * <h3>'P status'</h3>
+ *
+ * Status values are Go's ({@code _Pidle} 0, {@code _Prunning} 1, {@code _Psyscall} 2, {@code
+ * _Pgcstop} 3, {@code _Pdead} 4), because {@code schedtrace} prints them. Who owns the P in
+ * each, which is what the status is for:
+ *
+ * <ul>
+ *   <li>{@code IDLE}: nobody runs on it. It is on the idle list (sched.pidle, under sched.lock),
+ *       or in the hands of whoever is moving it between owners: the M that released it, sysmon
+ *       after a retake, a stopper. Its ring is empty when it goes on the list.
+ *   <li>{@code RUNNING}: owned by the M wired to it ({@code pp.m}, {@code m.p}), which alone may
+ *       change the status, and used by that M's scheduler or its running G under a claim (see
+ *       {@link PHold}). Beyond Go: sysmon may take a running P from a G that ignores preemption
+ *       ({@code HogHandoff.retake}): once its phold CAS wins, sysmon owns the P, still marked
+ *       running, until it writes IDLE and hands it off.
+ *   <li>{@code SYSCALL}: owned by nobody. The M whose G entered the syscall unwired it; one CAS
+ *       out of this state decides who gets it: that M back from the syscall, sysmon's retake, or
+ *       a stop-the-world (see 'Syscall' in {@link Syscall}). Go 1.26 reads "in a syscall" off
+ *       the G instead; gmp4j keeps Go 1.25's status.
+ *   <li>{@code GCSTOP}: stopped for a stop-the-world and owned by the stopper (or not yet in use:
+ *       a new P starts here), until procresize puts it back.
+ *   <li>{@code DEAD}: no longer used (GOMAXPROCS shrank); procresize moved its Gs and timers to
+ *       the Ps that stay. Nothing writes it again.
+ * </ul>
+ *
+ * <pre>
+ *   from      to        by whom                                   where
+ *   GCSTOP  → IDLE      the stopper, world stopped, sched.lock     procresize, pidleput
+ *   IDLE    → IDLE      whoever lists a P released just before    pidleput
+ *   IDLE    → RUNNING   the M that took it (or was handed it)     acquireP
+ *   RUNNING → IDLE      its M                                     releaseP
+ *   RUNNING → IDLE      sysmon, after its phold CAS (beyond Go)   HogHandoff.retake
+ *   RUNNING → SYSCALL   its M's G, under its claim                enterSyscall
+ *   SYSCALL → IDLE      that M back from the syscall (CAS)        exitSyscallFast
+ *   SYSCALL → IDLE      sysmon (CAS)                              Sysmon.retake
+ *   SYSCALL → GCSTOP    the G, seeing gcwaiting (CAS)             enterSyscall
+ *   SYSCALL → GCSTOP    the stopper (CAS)                         stopTheWorld
+ *   IDLE    → GCSTOP    an M stopping for gcwaiting               gcstopM
+ *   IDLE    → GCSTOP    whoever hands off during a stop           handoffP
+ *   IDLE    → GCSTOP    the stopper, for an idle P                stopTheWorld
+ *   GCSTOP  → DEAD      the stopper, for a removed P              procresize
+ * </pre>
+ *
+ * Every write goes through {@link #setStatus} (by the P's owner) or {@link #casStatus} (the
+ * SYSCALL arbitration), which check the edge against {@link #TABLE} under {@code assert}.
  */
 final class Processor {
   static final int IDLE = 0;
@@ -43,6 +86,19 @@ final class Processor {
   static final int SYSCALL = 2;
   static final int GCSTOP = 3;
   static final int DEAD = 4;
+
+  /** 'P status', held in code. */
+  static final StateTable TABLE = new StateTable("P status",
+      "idle", "running", "syscall", "gcstop", "dead")
+      .edge(GCSTOP, IDLE, "procresize", "pidleput")
+      .edge(IDLE, IDLE, "pidleput")
+      .edge(IDLE, RUNNING, "acquireP")
+      .edge(RUNNING, IDLE, "releaseP", "HogHandoff.retake")
+      .edge(RUNNING, SYSCALL, "enterSyscall")
+      .edge(SYSCALL, IDLE, "exitSyscallFast", "Sysmon.retake")
+      .edge(SYSCALL, GCSTOP, "enterSyscall", "stopTheWorld")
+      .edge(IDLE, GCSTOP, "gcstopM", "handoffP", "stopTheWorld")
+      .edge(GCSTOP, DEAD, "procresize");
 
   /** len(pp.runq) in Go. A power of two, so a slot index is {@code i & RUNQ_MASK}. */
   static final int RUNQ_SIZE = 256;
@@ -73,17 +129,42 @@ final class Processor {
   final int id;
 
   /**
-   * Go's pp.status. Written under sched.lock, by the M that acquires or releases this P, or by
-   * sysmon when it retakes this P (a CAS from a syscall, or after a hog retake: see HogHandoff);
-   * read racily by thieves, sysmon and schedtrace.
+   * Go's pp.status; see 'P status'. Written only through setStatus (by the P's owner of the
+   * moment: its M, sysmon after a retake, the stopper) and casStatus (out of SYSCALL, any
+   * thread); read racily (volatile) by thieves, sysmon and schedtrace.
    */
-  volatile int status = GCSTOP;
+  private volatile int status = GCSTOP;
+
+  /** Go's pp.status. Any thread; volatile read. */
+  int status() {
+    return status;
+  }
 
   /**
-   * The CAS that arbitrates a P in a syscall between sysmon (retake, stop-the-world) and the M
-   * that left it there (exitsyscall). Any thread.
+   * Writes the status, an edge of 'P status' taken by function {@code fn} (checked under
+   * assert). Called only by the P's owner of the moment, which the edge names.
    */
-  boolean casStatus(int from, int to) {
+  void setStatus(int to, String fn) {
+    assert checkSet(to, fn);
+    status = to; // volatile: publishes the owner's writes before the new status
+  }
+
+  /** setStatus's edge check: out of SYSCALL only the CAS may move a P, which nobody owns. */
+  private boolean checkSet(int to, String fn) {
+    int from = status;
+    if (from == SYSCALL) {
+      throw new InternalError(fn + ": " + this + " " + TABLE.name(from) + " → " + TABLE.name(to)
+          + " must be a CAS");
+    }
+    return TABLE.check(fn, this, from, to);
+  }
+
+  /**
+   * The CAS that arbitrates a P in a syscall between sysmon (retake), the stopper and the M
+   * that left it there (exitsyscall), an edge of 'P status' (checked under assert). Any thread.
+   */
+  boolean casStatus(int from, int to, String fn) {
+    assert TABLE.check(fn, this, from, to);
     return STATUS.compareAndSet(this, from, to);
   }
 
@@ -215,7 +296,7 @@ final class Processor {
         batch[j] = x;
       }
     }
-    sched.globRunqPutBatch(batch, n + 1);
+    sched.runq.globRunqPutBatch(batch, n + 1);
     return true;
   }
 
@@ -399,6 +480,7 @@ final class Processor {
    * first in line). Requires sched.lock and a stopped world.
    */
   void runqDrainToGlobalHead() {
+    assert sched.lock.isHeldByCurrentThread() : "requires sched.lock";
     for (; ; ) {
       int h = (int) RUNQ_HEAD.getAcquire(this);
       int t = runqtail;
@@ -408,11 +490,11 @@ final class Processor {
       Goroutine gp = runq[(t - 1) & RUNQ_MASK];
       runq[(t - 1) & RUNQ_MASK] = null;
       RUNQ_TAIL.setRelease(this, t - 1);
-      sched.globRunqPutHead(gp);
+      sched.runq.globRunqPutHead(gp);
     }
     Goroutine next = (Goroutine) RUNNEXT.getAndSet(this, null);
     if (next != null) {
-      sched.globRunqPutHead(next);
+      sched.runq.globRunqPutHead(next);
     }
   }
 

@@ -1,7 +1,5 @@
 package io.gmp4j.runtime;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -10,8 +8,10 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Go's scheduler state ({@code type schedt}, the global {@code sched}) and the operations that
- * span Ps and Ms: readying Gs, the global run queue, idle P and M lists, waking Ms, and
- * stop-the-world with procresize. The M's own loop is in {@link Machine}.
+ * span Ps and Ms: readying Gs (ready, newproc), the idle P and M lists, and waking Ms (wakeP,
+ * startM, handoffP). The M's own loop is in {@link Machine}; the global run queue is {@link
+ * GlobalRunq}; stop-the-world and procresize are {@link StopTheWorld}: one protocol per file,
+ * all in this package (see docs/DESIGN.md).
  *
  * <h2>Implementation overview</h2>
  *
@@ -90,14 +90,8 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <h3>Stop-the-world and procresize</h3>
  *
- * {@code gomaxprocs(n)} stops the world as Go does: it sets gcwaiting, takes the idle Ps, and
- * waits until every M that holds a P reaches its scheduler and gives the P up (gcstopM). A
- * running G gives its P up when it blocks or yields, or, if it ignores the stop's preemption
- * request, when sysmon retakes the P ('Hog hand-off' in {@link HogHandoff}). Go runs this on
- * the system stack; we run it on a platform thread ({@code gmp-stw} when the caller is itself a
- * G, since a G that waited in place would hold its own P, or sysmon, which the stop may need).
- * procresize then moves the queues of removed Ps to the global head in order, and the world
- * restarts with an M for every P that has work.
+ * {@code gomaxprocs(n)} stops the world as Go does, and procresize makes the new Ps:
+ * 'Stop-the-world' in {@link StopTheWorld}.
  *
  * <h3>Locks</h3>
  *
@@ -127,26 +121,11 @@ public final class Sched {
   /** Makes the Gs of threads built by {@link #newBuilder}; see 'Adoption'. */
   final Executor adopter = this::adopt;
 
-  // --- global run queue (sched.runq); head, tail and links under lock ---
-  private Goroutine runqHead;
-  private Goroutine runqTail;
+  /** Go's sched.runq: see {@link GlobalRunq}. Final. */
+  final GlobalRunq runq = new GlobalRunq(this, lock);
 
-  /**
-   * The last G of the wake-up segment, the Gs at the head of the global queue that threads
-   * other than ours readied ('Wake-ups from JDK threads'), or null when there are none. Under
-   * lock. Invariants: null, or a G in the queue; every G from runqHead to it was queued by
-   * globRunqPutWoken or globRunqPutHead, and none after it by globRunqPutWoken.
-   */
-  private Goroutine runqWokenTail;
-
-  /**
-   * Gs from runqHead to runqWokenTail, 0 when it is null. Written under lock; read racily by
-   * findRunnable, which takes the lock only when it sees one.
-   */
-  private volatile int runqwoken;
-
-  /** Global queue length. Written under lock; read racily by the fairness check and observers. */
-  private volatile int runqsize;
+  /** Stop-the-world and procresize: see {@link StopTheWorld}. Final. */
+  final StopTheWorld stw = new StopTheWorld(this);
 
   // --- Ps ---
   /** All Ps, indexed by id. Replaced only by procresize during stop-the-world; racy reads. */
@@ -200,9 +179,6 @@ public final class Sched {
 
   /** Released by the M that stops the last P. */
   final Semaphore stopnote = new Semaphore(0);
-
-  /** One stop-the-world at a time (Go's worldsema). */
-  private final Semaphore worldsema = new Semaphore(1);
 
   // --- Gs ---
   /** Live Gs (Go's allgs, without the dead). Any thread; see {@link AllGs}. */
@@ -289,7 +265,7 @@ public final class Sched {
   Sched(int nprocs) {
     lock.lock();
     try {
-      procresize(nprocs);
+      stw.procresize(nprocs);
     } finally {
       lock.unlock();
     }
@@ -417,9 +393,9 @@ public final class Sched {
         ? Trace.unblockBegin(gp) : null;
     if (pp == null) {
       if (outside) {
-        globRunqPutWoken(gp); // case 3: see 'Wake-ups from JDK threads'
+        runq.globRunqPutWoken(gp); // case 3: see 'Wake-ups from JDK threads'
       } else {
-        globRunqPut(gp);
+        runq.globRunqPut(gp);
       }
     } else {
       try {
@@ -438,6 +414,7 @@ public final class Sched {
 
   /** Go's gdestroy, for a G whose thread terminated. Called only by the M that ran it. */
   void gdestroy(Goroutine gp) {
+    assert Thread.currentThread() instanceof Machine : "gdestroy: not on an M";
     if (!gp.setDead()) {
       return; // the other M of a duplicate submit destroyed it (and counted ngsys down)
     }
@@ -501,6 +478,7 @@ public final class Sched {
    * the thread limit with maxthreads.exceeded=queue). Any thread; must not hold sched.lock.
    */
   Machine startM(Processor pp, boolean spinning) {
+    assert !lock.isHeldByCurrentThread() : "startm: holds sched.lock";
     Machine nmp;
     lock.lock();
     try {
@@ -512,7 +490,7 @@ public final class Sched {
           // a G that ignores preemption usually has some) go to the global queue, where any M
           // finds them, and the P waits on the idle list for an M to free up.
           for (Goroutine gp; (gp = pp.runqGet()) != null; ) {
-            globRunqPut(gp);
+            runq.globRunqPut(gp);
           }
           pidleput(pp);
           if (spinning) {
@@ -562,8 +540,9 @@ public final class Sched {
    * Any thread; must not hold sched.lock.
    */
   Machine handoffP(Processor pp) {
+    assert !lock.isHeldByCurrentThread() : "handoffp: holds sched.lock";
     // if it has local work, start it straight away
-    if (!pp.runqEmpty() || runqsize != 0) {
+    if (!pp.runqEmpty() || runq.runqsize() != 0) {
       return startM(pp, false);
     }
     // no local work, check that there are no spinning/idle M's, otherwise our help is not
@@ -575,11 +554,11 @@ public final class Sched {
     lock.lock();
     try {
       if (gcwaiting) {
-        pp.status = Processor.GCSTOP;
+        pp.setStatus(Processor.GCSTOP, "handoffP");
         stopOneP();
         return null;
       }
-      if (runqsize == 0) {
+      if (runq.runqsize() == 0) {
         // Go also starts an M here for the last running P when nobody polls the network; the
         // JDK polls sockets itself, so there is no network poller to keep alive.
         pidleput(pp);
@@ -616,6 +595,7 @@ public final class Sched {
    * to queue. Past the limit Go dies, and so do we by default. Requires sched.lock.
    */
   private int mReserveId() {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     if (mcount() + 1 > maxmcount) {
       if (queueOnThreadLimit) {
         return -1;
@@ -718,13 +698,20 @@ public final class Sched {
     if (!pp.runqEmpty()) {
       throw new InternalError("pidleput: P has non-empty run queue");
     }
-    pp.status = Processor.IDLE;
+    pp.setStatus(Processor.IDLE, "pidleput");
     pp.link = pidle;
     pidle = pp;
     npidle++;
     if (Trace.on(Trace.PROC_IDLE)) {
       Trace.procIdleBegin(pp);
     }
+  }
+
+  /** procresize's reset of the idle-P list before it lists the new Ps. Requires sched.lock. */
+  void pidleReset() {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
+    pidle = null;
+    npidle = 0;
   }
 
   /** Go's pidleget. Requires sched.lock. */
@@ -742,160 +729,17 @@ public final class Sched {
     return pp;
   }
 
-  /** Go's pidlegetSpinning: pidleget, and with no idle P asks the next dropping M to spin. */
+  /**
+   * Go's pidlegetSpinning: pidleget, and with no idle P asks the next dropping M to spin.
+   * Requires sched.lock.
+   */
   Processor pidlegetSpinning() {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
     Processor pp = pidleget();
     if (pp == null) {
       needspinning.set(1);
     }
     return pp;
-  }
-
-  // ------------------------------------------------------------------------------------------
-  // The global run queue
-
-  /** Go's globrunqput: appends to the tail. Takes sched.lock. */
-  void globRunqPut(Goroutine gp) {
-    lock.lock();
-    try {
-      gp.schedlink = null;
-      if (runqTail == null) {
-        runqHead = gp;
-      } else {
-        runqTail.schedlink = gp;
-      }
-      runqTail = gp;
-      runqsize++;
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /**
-   * Queues a G readied by a thread that is not ours (case 3 of 'Readying a G') after the other
-   * such Gs but ahead of every G queued by globRunqPut: see 'Wake-ups from JDK threads'. Takes
-   * sched.lock.
-   */
-  void globRunqPutWoken(Goroutine gp) {
-    lock.lock();
-    try {
-      if (runqWokenTail == null) {
-        gp.schedlink = runqHead;
-        runqHead = gp;
-      } else {
-        gp.schedlink = runqWokenTail.schedlink;
-        runqWokenTail.schedlink = gp;
-      }
-      if (gp.schedlink == null) {
-        runqTail = gp;
-      }
-      runqWokenTail = gp;
-      runqwoken++;
-      runqsize++;
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /** Go's globrunqputhead: pushes to the head. Requires sched.lock. */
-  void globRunqPutHead(Goroutine gp) {
-    assert lock.isHeldByCurrentThread() : "requires sched.lock";
-    gp.schedlink = runqHead;
-    runqHead = gp;
-    if (runqTail == null) {
-      runqTail = gp;
-    }
-    if (runqWokenTail != null) {
-      runqwoken++; // ahead of the wake-up segment, so counted in it: see runqWokenTail
-    }
-    runqsize++;
-  }
-
-  /** Go's globrunqputbatch: appends {@code n} Gs in order. Takes sched.lock. */
-  void globRunqPutBatch(Goroutine[] batch, int n) {
-    for (int i = 0; i < n - 1; i++) {
-      batch[i].schedlink = batch[i + 1];
-    }
-    batch[n - 1].schedlink = null;
-    lock.lock();
-    try {
-      if (runqTail == null) {
-        runqHead = batch[0];
-      } else {
-        runqTail.schedlink = batch[0];
-      }
-      runqTail = batch[n - 1];
-      runqsize += n;
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /** Go's globrunqget: one G, or null. Requires sched.lock. */
-  Goroutine globRunqGet() {
-    assert lock.isHeldByCurrentThread() : "requires sched.lock";
-    Goroutine gp = runqHead;
-    if (gp != null) {
-      runqHead = gp.schedlink;
-      if (runqHead == null) {
-        runqTail = null;
-      }
-      if (runqWokenTail != null) {
-        runqwoken--;
-        if (gp == runqWokenTail) {
-          runqWokenTail = null; // the wake-up segment is empty
-          if (runqwoken != 0) {
-            throw new InternalError("globrunqget: runqwoken " + runqwoken + " at the end");
-          }
-        }
-      }
-      gp.schedlink = null;
-      runqsize--;
-    }
-    return gp;
-  }
-
-  /**
-   * The head of the wake-up segment, or null when it is empty: see 'Wake-ups from JDK threads'.
-   * Requires sched.lock.
-   */
-  Goroutine globRunqGetWoken() {
-    assert lock.isHeldByCurrentThread() : "requires sched.lock";
-    return runqWokenTail == null ? null : globRunqGet();
-  }
-
-  /** Gs in the wake-up segment. Any thread; racy. */
-  int runqwoken() {
-    return runqwoken;
-  }
-
-  /**
-   * Go's globrunqgetbatch: takes {@code min(n, size, size/gomaxprocs+1)} Gs; returns the first
-   * and puts the rest on {@code pp}'s ring. Requires sched.lock and ownership of pp.
-   */
-  Goroutine globRunqGetBatch(Processor pp, int n) {
-    assert lock.isHeldByCurrentThread() : "requires sched.lock";
-    int size = runqsize;
-    n = Math.min(n, Math.min(size, size / gomaxprocs + 1));
-    if (n <= 0) {
-      return null;
-    }
-    Goroutine gp = globRunqGet();
-    if (--n > 0) {
-      Goroutine[] q = new Goroutine[n];
-      for (int i = 0; i < n; i++) {
-        q[i] = globRunqGet();
-      }
-      if (pp.runqPutBatch(q, 0, n) != n) {
-        throw new InternalError("findRunnable: couldn't put Gs into empty local runq");
-      }
-    }
-    return gp;
-  }
-
-  /** Global queue length. Any thread; racy. */
-  int runqsize() {
-    return runqsize;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -911,197 +755,9 @@ public final class Sched {
       return ret;
     }
     customGomaxprocs = true;
-    return n == ret ? ret : resize(n, true);
+    return n == ret ? ret : stw.resize(n, true);
   }
 
-  /**
-   * Go's updatemaxprocs: follows a changed CPU limit. Called only by sysmon, which must not wait
-   * for the stop itself: the stop may need sysmon to hand off the P of a G that ignores
-   * preemption ('Hog hand-off'), so it runs on its own {@code gmp-stw} thread, one at a time.
-   */
-  void updateMaxProcs(int n) {
-    if (updatingMaxProcs) {
-      return; // the previous update is still stopping the world; sysmon asks again later
-    }
-    updatingMaxProcs = true;
-    Thread.ofPlatform().daemon().name("gmp-stw").start(() -> {
-      try {
-        resize(n, false);
-      } finally {
-        updatingMaxProcs = false;
-      }
-    });
-  }
-
-  /**
-   * An updateMaxProcs stop is under way. Set by sysmon, cleared by its gmp-stw thread; volatile.
-   */
-  private volatile boolean updatingMaxProcs;
-
-  /** A stop-the-world resize to n Ps; {@code api}: asked by the program, else by sysmon. */
-  private int resize(int n, boolean api) {
-    int[] prev = new int[1];
-    runOnSystemThread(() -> prev[0] = stopTheWorldAndResize(n, api));
-    return prev[0];
-  }
-
-  /**
-   * Runs {@code r} on a platform thread that is not an M: the caller itself if it is one, or a
-   * fresh {@code gmp-stw} thread that the calling G waits for (see 'Stop-the-world').
-   */
-  private static void runOnSystemThread(Runnable r) {
-    Thread ct = Thread.currentThread();
-    if (!ct.isVirtual() && !(ct instanceof Machine)) {
-      r.run();
-      return;
-    }
-    Throwable[] failure = new Throwable[1];
-    Thread t = Thread.ofPlatform().daemon().name("gmp-stw").unstarted(() -> {
-      try {
-        r.run();
-      } catch (Throwable e) {
-        failure[0] = e;
-      }
-    });
-    t.start();
-    boolean interrupted = false;
-    for (; ; ) {
-      try {
-        t.join();
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true; // the world must restart whatever the caller wants
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-    if (failure[0] instanceof RuntimeException re) {
-      throw re;
-    } else if (failure[0] instanceof Error err) {
-      throw err;
-    }
-  }
-
-  private int stopTheWorldAndResize(int n, boolean api) {
-    worldsema.acquireUninterruptibly();
-    try {
-      long t0 = System.nanoTime();
-      stopTheWorld();
-      long stopped = System.nanoTime();
-      stwStopping.record(stopped - t0);
-      int prev = gomaxprocs;
-      if (Trace.on(Trace.PROCS_CHANGE)) {
-        // While stopped: every run on the old Ps ended before, every run on the new ones
-        // begins after, so a reader can check each GoRun's P against it.
-        Trace.procsChange(prev, n, api);
-      }
-      startTheWorld(n);
-      gomaxprocsChanges.increment();
-      stwTotal.record(System.nanoTime() - t0);
-      return prev;
-    } finally {
-      worldsema.release();
-    }
-  }
-
-  /**
-   * Go's stopTheWorldWithSema: on return every P is stopped (GCSTOP) and no G runs. Called only
-   * on a system thread, holding worldsema.
-   */
-  private void stopTheWorld() {
-    lock.lock();
-    try {
-      stopwait.set(gomaxprocs); // before gcwaiting: every M that sees gcwaiting counts down
-      gcwaiting = true;
-      for (Processor pp; (pp = pidleget()) != null; ) {
-        pp.status = Processor.GCSTOP;
-        stopOneP();
-      }
-      // stop Ps in syscalls (their Ms find them gone at exitsyscall)
-      for (Processor pp : allp) {
-        if (pp.status == Processor.SYSCALL && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP)) {
-          stopOneP();
-        }
-      }
-    } finally {
-      lock.unlock();
-    }
-    // An M spinning in stealWork sees gcwaiting at its next victim; a running G is asked to
-    // yield at its next poll (Go's preemptall), or gives its P up when it next blocks, or has it
-    // retaken by sysmon if it ignores the request (see 'Hog hand-off' in HogHandoff).
-    for (Processor pp : allp) {
-      if (pp.status == Processor.RUNNING) {
-        Preempt.preemptOne(pp, 0, "stopTheWorld");
-      }
-    }
-    stopnote.acquireUninterruptibly(); // released by whoever stops the last P, maybe us
-    lock.lock();
-    try {
-      if (stopwait.get() != 0) {
-        throw new InternalError("stopTheWorld: not stopped (stopwait=" + stopwait + ")");
-      }
-      for (Processor pp : allp) {
-        if (pp.status != Processor.GCSTOP) {
-          throw new InternalError("stopTheWorld: not stopped: " + pp);
-        }
-      }
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /** Go's startTheWorldWithSema with newprocs. Called only on a stopped world. */
-  private void startTheWorld(int newprocs) {
-    List<Processor> runnable;
-    lock.lock();
-    try {
-      runnable = procresize(newprocs);
-      gcwaiting = false;
-    } finally {
-      lock.unlock();
-    }
-    for (Processor pp : runnable) {
-      startM(pp, false);
-    }
-    wakeP(); // Go: wakep in case there are more idle Ps than work
-  }
-
-  /**
-   * Go's procresize: makes {@code nprocs} Ps. Removed Ps hand their Gs to the global head in
-   * order; Ps with work are returned (to be started), the rest go idle. Requires sched.lock and
-   * a stopped world (or a scheduler with no Ms yet).
-   */
-  private List<Processor> procresize(int nprocs) {
-    assert lock.isHeldByCurrentThread() : "requires sched.lock";
-    Processor[] old = allp == null ? new Processor[0] : allp;
-    Processor[] next = new Processor[nprocs];
-    for (int i = 0; i < nprocs; i++) {
-      next[i] = i < old.length ? old[i] : new Processor(this, i);
-    }
-    for (int i = old.length - 1; i >= nprocs; i--) {
-      old[i].runqDrainToGlobalHead(); // Go's p.destroy
-      next[i % nprocs].timers.moveTimers(old[i].timers); // Go's p.destroy: moveTimers
-      old[i].status = Processor.DEAD;
-    }
-    allp = next;
-    stealOrder = new RandomOrder(nprocs);
-    gomaxprocs = nprocs;
-    pidle = null;
-    npidle = 0;
-    List<Processor> runnable = new ArrayList<>();
-    for (int i = nprocs - 1; i >= 0; i--) {
-      Processor pp = next[i];
-      pp.m = null;
-      if (pp.runqEmpty()) {
-        pidleput(pp);
-      } else {
-        pp.status = Processor.IDLE;
-        runnable.add(pp);
-      }
-    }
-    return runnable;
-  }
 
   // ------------------------------------------------------------------------------------------
   // Misc

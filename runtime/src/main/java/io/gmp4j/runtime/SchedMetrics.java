@@ -112,7 +112,7 @@ final class SchedMetrics {
   /** Any thread. */
   static Map<String, Object> read(Sched s) {
     long running = 0;
-    long runnable = s.runqsize();
+    long runnable = s.runq.runqsize();
     Processor[] allp = s.allp;
     long[] perP = new long[allp.length];
     for (int i = 0; i < allp.length; i++) {
@@ -168,7 +168,7 @@ final class SchedMetrics {
     m.put("/sched/runnext/hits:goroutines", runnextHits);
     m.put("/sched/syscalls/handoffs:handoffs", s.syscallHandoffs.sum());
     m.put("/sched/preemptions/handoffs:handoffs", s.preemptHandoffs.sum());
-    m.put("/sched/runqueue/global:goroutines", (long) s.runqsize());
+    m.put("/sched/runqueue/global:goroutines", (long) s.runq.runqsize());
     m.put("/sched/runqueue/local:goroutines", perP);
     m.put("/sched/procs/idle:procs", (long) s.npidle);
     m.put("/sched/threads/idle:threads", (long) s.nmidle);

@@ -32,7 +32,7 @@ final class SchedTrace {
           .append(" spinningthreads=").append(sched.nmspinning.get())
           .append(" needspinning=").append(sched.needspinning.get())
           .append(" idlethreads=").append(sched.nmidle)
-          .append(" runqueue=").append(sched.runqsize());
+          .append(" runqueue=").append(sched.runq.runqsize());
       if (detailed) {
         sb.append(" gcwaiting=").append(sched.gcwaiting)
             .append(" nmidlelocked=").append(sched.nmidlelocked.get()).append(" stopwait=").append(sched.stopwait.get())
@@ -42,7 +42,7 @@ final class SchedTrace {
         Processor pp = allp[i];
         if (detailed) {
           Machine mp = pp.m;
-          sb.append("  P").append(i).append(": status=").append(pp.status)
+          sb.append("  P").append(i).append(": status=").append(pp.status())
               .append(" schedtick=").append(Integer.toUnsignedString(pp.schedtick()))
               .append(" syscalltick=").append(Integer.toUnsignedString(pp.syscalltick))
               .append(" m=").append(mp == null ? "nil" : String.valueOf(mp.id))

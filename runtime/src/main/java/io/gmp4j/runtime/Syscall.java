@@ -35,9 +35,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>entersyscall runs on the G, and so does sysmon's other way of taking a P, the retake from a
  * G that ignores preemption. The two meet in the M's {@code phold} word: entersyscall claims
- * the P there before unwiring it and leaves the word in PHOLD_SYSCALL, where sysmon's retake
- * never looks; the fast path of exitsyscall reopens it with a new run number. See 'Hog
- * hand-off' in {@link HogHandoff}.
+ * the P there before unwiring it and leaves the word in PHold.SYSCALL, where sysmon's retake
+ * never looks; the fast path of exitsyscall reopens it with a new run number. See 'The phold
+ * word' in {@link PHold}.
  *
  * The one CAS on the P's status arbitrates between sysmon and exitsyscall. Go 1.26 moved that
  * arbitration to the G's status ({@code setBlockOnExitSyscall}) and prints such a P as running;
@@ -79,7 +79,7 @@ final class Syscall {
     if (Trace.on(Trace.GO_SYSCALL)) {
       Trace.syscallBegin(gp, mp, pp);
     }
-    mp.enterSyscall(pp); // the claim becomes PHOLD_SYSCALL
+    mp.enterSyscall(pp); // the claim becomes PHold.SYSCALL
     gp.sched.nGsyscall.increment(); // after: an OutOfMemoryError here must not keep the claim
     return true;
   }
@@ -135,7 +135,7 @@ final class Syscall {
    * the G was back (a mount slower than {@code preempt.handoff}), and then the parkNanos below
    * unmounts the G. That run of the M ends, the M closes its word and stops, and the G comes back
    * on another M. So the G re-reads its M after every wait and never acts on the one it left: see
-   * 'Reacquire after an unmount' in {@link HogHandoff}.
+   * 'Reacquire after an unmount' in {@link PHold}.
    */
   static void reacquireIfPinned(Goroutine gp) {
     for (; ; ) {

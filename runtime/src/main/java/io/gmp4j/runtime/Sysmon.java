@@ -234,7 +234,7 @@ final class Sysmon extends Thread {
               System.err.println("gmp4j: updatemaxprocs: gomaxprocs " + was + " -> " + ncpu
                   + " (" + MaxProcsLimit.lastReason + ")");
             }
-            sched.updateMaxProcs(ncpu);
+            sched.stw.updateMaxProcs(ncpu);
           }
         }
         if (retake(now) != 0) {
@@ -294,6 +294,7 @@ final class Sysmon extends Thread {
    * after retake (which refreshed pdSchedwhen).
    */
   private void checkOverdueTimers(long now) {
+    assert Thread.currentThread() == this : "checkOverdueTimers: not on sysmon";
     Processor[] allp = sched.allp;
     long tnow = Timers.nanotime();
     long next = 0;
@@ -321,7 +322,7 @@ final class Sysmon extends Thread {
     }
     int oldest = -1;
     for (int i = 0; i < allp.length && i < pdSchedwhen.length; i++) {
-      if (allp[i].status == Processor.RUNNING
+      if (allp[i].status() == Processor.RUNNING
           && (oldest < 0 || pdSchedwhen[i] < pdSchedwhen[oldest])) {
         oldest = i;
       }
@@ -355,6 +356,7 @@ final class Sysmon extends Thread {
    * yield. Returns the number of Ps handed off. Called only by sysmon.
    */
   private int retake(long now) {
+    assert Thread.currentThread() == this : "retake: not on sysmon";
     Processor[] allp = sched.allp;
     if (pdSchedtick.length != allp.length) {
       pdSchedtick = new int[allp.length];
@@ -365,7 +367,7 @@ final class Sysmon extends Thread {
     int n = 0;
     for (int i = 0; i < allp.length; i++) {
       Processor pp = allp[i];
-      int st = pp.status;
+      int st = pp.status();
       boolean sysretake = false;
       if (st == Processor.RUNNING || st == Processor.SYSCALL) {
         // Preempt G if it's running on the same schedtick for too long. This could be from a
@@ -406,7 +408,7 @@ final class Sysmon extends Thread {
             && now - pdSyscallwhen[i] < 10_000_000L) {
           continue;
         }
-        if (pp.casStatus(Processor.SYSCALL, Processor.IDLE)) { // pairs with exitSyscallFast
+        if (pp.casStatus(Processor.SYSCALL, Processor.IDLE, "Sysmon.retake")) { // pairs with exitSyscallFast
           n++;
           sched.syscallHandoffs.increment();
           Machine from = pp.syscallM; // written before the status that our CAS read

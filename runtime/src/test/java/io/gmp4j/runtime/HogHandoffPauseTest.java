@@ -34,8 +34,8 @@ class HogHandoffPauseTest {
     });
     try {
       Processor pp = s.allp[0];
-      assertTrue(poll(10_000, () -> pp.status == Processor.RUNNING && pp.m != null
-          && (pp.m.phold() & Machine.PHOLD_STATE_MASK) == Machine.PHOLD_G), dump(s));
+      assertTrue(poll(10_000, () -> pp.status() == Processor.RUNNING && pp.m != null
+          && PHold.state(pp.m.phold()) == PHold.G), dump(s));
       HogHandoff h = new HogHandoff(s, 20 * MS, false); // the test's clock, not the OS's
       long now = System.nanoTime();
       int cycle = 0;

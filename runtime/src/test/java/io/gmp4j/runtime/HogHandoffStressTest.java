@@ -274,11 +274,11 @@ class HogHandoffStressTest {
         + " hand-offs%n", n, syscalls.get(), handoffs, s.syscallHandoffs.sum());
     assertTrue(handoffs > 0, "no retake happened\n" + s.schedtrace(true));
     for (Processor pp : s.allp) {
-      assertEquals(Processor.IDLE, pp.status, pp.toString());
+      assertEquals(Processor.IDLE, pp.status(), pp.toString());
       assertEquals(null, pp.m, pp.toString());
       assertTrue(pp.runqEmpty(), pp.toString());
     }
-    assertEquals(0, s.runqsize(), s.schedtrace(true));
+    assertEquals(0, s.runq.runqsize(), s.schedtrace(true));
     List<Machine> ms = List.copyOf(s.allm);
     for (Machine mp : ms) {
       assertTrue(mp.isAlive() || !s.allm.contains(mp), "M" + mp.id + " died\n"

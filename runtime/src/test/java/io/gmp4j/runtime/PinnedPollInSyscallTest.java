@@ -61,7 +61,7 @@ class PinnedPollInSyscallTest {
     boolean quiet = poll(10_000, () -> s.npidle == nprocs && s.numGoroutine() == 0);
     assertTrue(quiet, "a P is lost: npidle=" + s.npidle + "\n" + dump(s));
     for (Processor pp : s.allp) {
-      assertEquals(Processor.IDLE, pp.status, pp.toString());
+      assertEquals(Processor.IDLE, pp.status(), pp.toString());
       assertEquals(null, pp.m, pp.toString());
     }
     assertTrue(poll(10_000, s.allm::isEmpty), "idle Ms did not exit\n" + s.schedtrace(true));

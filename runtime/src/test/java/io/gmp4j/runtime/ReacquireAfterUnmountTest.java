@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * 'Reacquire after an unmount' in {@link HogHandoff}, the Skynet100kWithMonitors hang: a G whose
+ * 'Reacquire after an unmount' in {@link PHold}, the Skynet100kWithMonitors hang: a G whose
  * P sysmon retook waits for an idle P in {@code Syscall.reacquireIfPinned} without being pinned
  * (as after a yield into a run that sysmon retook before the G was back), so its wait unmounts
  * it; it comes back on another M that holds a P. Before the fix it went on with the M it had
@@ -75,7 +75,7 @@ class ReacquireAfterUnmountTest {
     boolean quiet = poll(10_000, () -> s.npidle == 1 && s.numGoroutine() == 0);
     assertTrue(quiet, "a P is lost: npidle=" + s.npidle + "\n" + dump(s));
     for (Processor pp : s.allp) {
-      assertEquals(Processor.IDLE, pp.status, pp.toString());
+      assertEquals(Processor.IDLE, pp.status(), pp.toString());
       assertEquals(null, pp.m, pp.toString());
     }
     assertTrue(poll(10_000, s.allm::isEmpty), "idle Ms did not exit\n" + s.schedtrace(true));

@@ -27,7 +27,8 @@ class RunqStressTest {
     int thieves = 3;
     Sched sched = new Sched(1);
     Processor owner = new Processor(sched, 0);
-    owner.status = Processor.RUNNING; // so that runnext thieves take Go's 3us back-off path
+    owner.setStatus(Processor.IDLE, "procresize"); // as procresize and acquireP would, so
+    owner.setStatus(Processor.RUNNING, "acquireP"); // that runnext thieves take Go's 3us back-off
     AtomicIntegerArray taken = new AtomicIntegerArray(total);
     AtomicBoolean done = new AtomicBoolean();
     java.util.concurrent.atomic.LongAdder stolen = new java.util.concurrent.atomic.LongAdder();
@@ -76,7 +77,7 @@ class RunqStressTest {
     }
     sched.lock.lock();
     try {
-      for (Goroutine g; (g = sched.globRunqGet()) != null; ) {
+      for (Goroutine g; (g = sched.runq.globRunqGet()) != null; ) {
         taken.incrementAndGet((int) g.goid);
       }
     } finally {

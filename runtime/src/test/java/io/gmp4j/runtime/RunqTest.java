@@ -111,18 +111,18 @@ class RunqTest {
     for (Goroutine g : gs) {
       p.runqPut(g, false);
     }
-    assertEquals(129, sched.runqsize());
+    assertEquals(129, sched.runq.runqsize());
     assertEquals(128, p.runqSize());
     sched.lock.lock();
     try {
       for (int i = 0; i < 129; i++) {
-        Goroutine g = sched.globRunqGet();
+        Goroutine g = sched.runq.globRunqGet();
         assertNotNull(g);
         if (!Sched.RANDOMIZE) {
           assertEquals(i < 128 ? i : 256, g.goid, "global queue order");
         }
       }
-      assertNull(sched.globRunqGet());
+      assertNull(sched.runq.globRunqGet());
     } finally {
       sched.lock.unlock();
     }

@@ -41,7 +41,7 @@ class ThreadLimitHandoffTest {
     assertTrue(s.preemptHandoffs.sum() >= 1, "no hand-off happened\n" + s.schedtrace(true));
     assertTrue(poll(10_000, () -> s.npidle == 1 && s.numGoroutine() == 0),
         "the P was lost\n" + s.allp[0] + "\n" + s.schedtrace(true));
-    assertEquals(0, s.runqsize(), s.schedtrace(true));
+    assertEquals(0, s.runq.runqsize(), s.schedtrace(true));
     assertTrue(poll(10_000, s.allm::isEmpty), "idle Ms did not exit\n" + s.schedtrace(true));
   }
 }

@@ -1,0 +1,209 @@
+package io.gmp4j.runtime;
+
+/**
+ * Go's global run queue (schedt's {@code runq} and {@code runqsize}; proc.go globrunqput,
+ * globrunqputhead, globrunqputbatch, globrunqget, globrunqgetbatch), with gmp4j's wake-up segment
+ * at its head.
+ *
+ * <h2>Implementation overview</h2>
+ *
+ * A FIFO list of Gs linked through {@code Goroutine.schedlink}, under sched.lock, as in Go. Gs
+ * come here when a local ring overflows (runqPutSlow, half of it in one batch), when a G
+ * yields or is preempted (goschedImpl puts it at the tail), when a G is readied without a P
+ * (a G whose P was retaken, an M whose G's syscall outlived its P), when procresize drains a
+ * removed P (at the head, in order), and from threads that are not ours, which go to the
+ * wake-up segment: see 'Wake-ups from JDK threads' in {@link Sched}. An M takes one G every
+ * 61st schedtick for fairness, the segment's head before its own ring, and a batch
+ * ({@code size/gomaxprocs+1}) when its ring is empty; see findRunnable in {@link Machine}.
+ *
+ * <p>The length is volatile so that findRunnable and handoffP can look without the lock and
+ * take it only when there is something; a racy zero is rechecked under the lock before a P goes
+ * idle ('Delicate dance' in Machine).
+ *
+ * <p>Its own class, one protocol per file (see docs/DESIGN.md), but not its own lock: the global
+ * queue, the idle lists and procresize share sched.lock, as in Go. Machine holds a reference of
+ * its own ({@code Machine.runq}), so findRunnable's racy looks cost the loads they cost when the
+ * queue's fields were Sched's.
+ */
+final class GlobalRunq {
+  /** For gomaxprocs, which sizes a batch. Final. */
+  private final Sched sched;
+
+  /** sched.lock. Final. */
+  private final SchedLock lock;
+
+  // head, tail and links under lock
+  private Goroutine runqHead;
+  private Goroutine runqTail;
+
+  /**
+   * The last G of the wake-up segment, the Gs at the head of the global queue that threads
+   * other than ours readied ('Wake-ups from JDK threads'), or null when there are none. Under
+   * lock. Invariants: null, or a G in the queue; every G from runqHead to it was queued by
+   * globRunqPutWoken or globRunqPutHead, and none after it by globRunqPutWoken.
+   */
+  private Goroutine runqWokenTail;
+
+  /**
+   * Gs from runqHead to runqWokenTail, 0 when it is null. Written under lock; read racily by
+   * findRunnable, which takes the lock only when it sees one.
+   */
+  private volatile int runqwoken;
+
+  /** Global queue length. Written under lock; read racily by the fairness check and observers. */
+  private volatile int runqsize;
+
+  GlobalRunq(Sched sched, SchedLock lock) {
+    this.sched = sched;
+    this.lock = lock;
+  }
+
+  /** Go's globrunqput: appends to the tail. Takes sched.lock. */
+  void globRunqPut(Goroutine gp) {
+    lock.lock();
+    try {
+      gp.schedlink = null;
+      if (runqTail == null) {
+        runqHead = gp;
+      } else {
+        runqTail.schedlink = gp;
+      }
+      runqTail = gp;
+      runqsize++;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Queues a G readied by a thread that is not ours (case 3 of 'Readying a G') after the other
+   * such Gs but ahead of every G queued by globRunqPut: see 'Wake-ups from JDK threads'. Takes
+   * sched.lock.
+   */
+  void globRunqPutWoken(Goroutine gp) {
+    lock.lock();
+    try {
+      if (runqWokenTail == null) {
+        gp.schedlink = runqHead;
+        runqHead = gp;
+      } else {
+        gp.schedlink = runqWokenTail.schedlink;
+        runqWokenTail.schedlink = gp;
+      }
+      if (gp.schedlink == null) {
+        runqTail = gp;
+      }
+      runqWokenTail = gp;
+      runqwoken++;
+      runqsize++;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Go's globrunqputhead: pushes to the head. Requires sched.lock. */
+  void globRunqPutHead(Goroutine gp) {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
+    gp.schedlink = runqHead;
+    runqHead = gp;
+    if (runqTail == null) {
+      runqTail = gp;
+    }
+    if (runqWokenTail != null) {
+      runqwoken++; // ahead of the wake-up segment, so counted in it: see runqWokenTail
+    }
+    runqsize++;
+  }
+
+  /** Go's globrunqputbatch: appends {@code n} Gs in order. Takes sched.lock. */
+  void globRunqPutBatch(Goroutine[] batch, int n) {
+    for (int i = 0; i < n - 1; i++) {
+      batch[i].schedlink = batch[i + 1];
+    }
+    batch[n - 1].schedlink = null;
+    lock.lock();
+    try {
+      if (runqTail == null) {
+        runqHead = batch[0];
+      } else {
+        runqTail.schedlink = batch[0];
+      }
+      runqTail = batch[n - 1];
+      runqsize += n;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Go's globrunqget: one G, or null. Requires sched.lock. */
+  Goroutine globRunqGet() {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
+    Goroutine gp = runqHead;
+    if (gp != null) {
+      runqHead = gp.schedlink;
+      if (runqHead == null) {
+        runqTail = null;
+      }
+      if (runqWokenTail != null) {
+        runqwoken--;
+        if (gp == runqWokenTail) {
+          runqWokenTail = null; // the wake-up segment is empty
+          if (runqwoken != 0) {
+            throw new InternalError("globrunqget: runqwoken " + runqwoken + " at the end");
+          }
+        }
+      }
+      gp.schedlink = null;
+      runqsize--;
+    }
+    return gp;
+  }
+
+  /**
+   * The head of the wake-up segment, or null when it is empty: see 'Wake-ups from JDK threads'.
+   * Requires sched.lock.
+   */
+  Goroutine globRunqGetWoken() {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
+    return runqWokenTail == null ? null : globRunqGet();
+  }
+
+  /** Gs in the wake-up segment. Any thread; racy. */
+  int runqwoken() {
+    return runqwoken;
+  }
+
+  /**
+   * Go's globrunqgetbatch: takes {@code min(n, size, size/gomaxprocs+1)} Gs; returns the first
+   * and puts the rest on {@code pp}'s ring. Requires sched.lock and ownership of pp.
+   */
+  Goroutine globRunqGetBatch(Processor pp, int n) {
+    assert lock.isHeldByCurrentThread() : "requires sched.lock";
+    int size = runqsize;
+    n = Math.min(n, Math.min(size, size / sched.gomaxprocs + 1));
+    if (n <= 0) {
+      return null;
+    }
+    Goroutine gp = globRunqGet();
+    if (--n > 0) {
+      Goroutine[] q = new Goroutine[n];
+      for (int i = 0; i < n; i++) {
+        q[i] = globRunqGet();
+      }
+      if (pp.runqPutBatch(q, 0, n) != n) {
+        throw new InternalError("findRunnable: couldn't put Gs into empty local runq");
+      }
+    }
+    return gp;
+  }
+
+  /** Global queue length. Any thread; racy. */
+  int runqsize() {
+    return runqsize;
+  }
+
+  @Override
+  public String toString() {
+    return "runq{size=" + runqsize + " woken=" + runqwoken + "}";
+  }
+}
