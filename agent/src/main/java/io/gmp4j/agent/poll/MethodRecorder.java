@@ -4,10 +4,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
+import net.bytebuddy.jar.asm.AnnotationVisitor;
+import net.bytebuddy.jar.asm.Attribute;
 import net.bytebuddy.jar.asm.Handle;
 import net.bytebuddy.jar.asm.Label;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.TypePath;
 
 /**
  * The one pass of {@link PollInjector} over a method with loops: keeps the method's code as the
@@ -136,9 +139,10 @@ final class MethodRecorder extends MethodVisitor {
   }
 
   @Override
-  public net.bytebuddy.jar.asm.AnnotationVisitor visitInsnAnnotation(
-      int typeRef, net.bytebuddy.jar.asm.TypePath typePath, String descriptor, boolean visible) {
-    throw new UnsupportedOperationException("visitInsnAnnotation"); // see PollInjector.onePass
+  public AnnotationVisitor visitInsnAnnotation(
+      int typeRef, TypePath typePath, String descriptor, boolean visible) {
+    // Kept nowhere: PollInjector.onePass catches this and takes the two passes ('One pass').
+    throw new UnsupportedOperationException("visitInsnAnnotation");
   }
 
   @Override
@@ -147,8 +151,8 @@ final class MethodRecorder extends MethodVisitor {
   }
 
   @Override
-  public net.bytebuddy.jar.asm.AnnotationVisitor visitTryCatchAnnotation(
-      int typeRef, net.bytebuddy.jar.asm.TypePath typePath, String descriptor, boolean visible) {
+  public AnnotationVisitor visitTryCatchAnnotation(
+      int typeRef, TypePath typePath, String descriptor, boolean visible) {
     throw new UnsupportedOperationException("visitTryCatchAnnotation");
   }
 
@@ -159,9 +163,9 @@ final class MethodRecorder extends MethodVisitor {
   }
 
   @Override
-  public net.bytebuddy.jar.asm.AnnotationVisitor visitLocalVariableAnnotation(
+  public AnnotationVisitor visitLocalVariableAnnotation(
       int typeRef,
-      net.bytebuddy.jar.asm.TypePath typePath,
+      TypePath typePath,
       Label[] start,
       Label[] end,
       int[] index,
@@ -171,7 +175,7 @@ final class MethodRecorder extends MethodVisitor {
   }
 
   @Override
-  public void visitAttribute(net.bytebuddy.jar.asm.Attribute attribute) {
+  public void visitAttribute(Attribute attribute) {
     if (inCode) { // an attribute of the Code attribute: the reader visits it before visitMaxs
       keep(mv -> mv.visitAttribute(attribute));
     } else {
