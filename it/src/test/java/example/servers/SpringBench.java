@@ -36,8 +36,12 @@ public final class SpringBench {
   static final int CPU = 8;
   static final Duration BESIDE = Duration.ofSeconds(8);
 
-  /** The three configurations, in the order of the table's columns. */
-  static final String[] MODES = {"JDK default", "gmp4j agent", "gmp4j, asyncpreemptoff=1"};
+  /**
+   * The configurations, in the order of the table's columns; the fourth, another agent jar
+   * without options, only with a baseline ({@code -Dspring.bench.baseline=jar}).
+   */
+  static final String[] MODES =
+      {"JDK default", "gmp4j agent", "gmp4j, asyncpreemptoff=1", "baseline agent"};
 
   /** One child JVM's figures. */
   public record Run(int mode, double startupMs, double firstOkMs, LoadClient.Result cold,
@@ -60,11 +64,20 @@ public final class SpringBench {
 
   /** {@code rounds} rounds of the three modes, the order rotated each round. */
   public static List<Run> run(String agentJar, int rounds) throws Exception {
+    return run(agentJar, rounds, null);
+  }
+
+  /**
+   * As above, and with {@code baselineJar} (null for none) a fourth mode in the rotation: that
+   * agent jar, so that a change to the agent is measured against the agent before it.
+   */
+  public static List<Run> run(String agentJar, int rounds, String baselineJar) throws Exception {
     List<Run> runs = new ArrayList<>();
+    int modes = baselineJar == null ? 3 : 4;
     for (int r = 0; r < rounds; r++) {
-      for (int k = 0; k < MODES.length; k++) {
-        int mode = (r + k) % MODES.length;
-        Run run = measure(agentJar, mode);
+      for (int k = 0; k < modes; k++) {
+        int mode = (r + k) % modes;
+        Run run = measure(mode == 3 ? baselineJar : agentJar, mode);
         System.out.println(run);
         runs.add(run);
       }
@@ -76,7 +89,7 @@ public final class SpringBench {
   public static Run measure(String agentJar, int mode) throws Exception {
     String agent = switch (mode) {
       case 0 -> null;
-      case 1 -> agentJar;
+      case 1, 3 -> agentJar;
       default -> agentJar + "=asyncpreemptoff=1";
     };
     long t0 = System.nanoTime();
@@ -126,7 +139,9 @@ public final class SpringBench {
   /** The issue-17 table: per mode the median over the rounds, the range, and the ratio. */
   public static String table(List<Run> runs) {
     StringBuilder t = new StringBuilder();
-    t.append("| | ").append(String.join(" | ", MODES)).append(" |\n|---|---|---|---|\n");
+    int modes = runs.stream().mapToInt(Run::mode).max().orElse(2) + 1;
+    t.append("| | ").append(String.join(" | ", java.util.Arrays.copyOf(MODES, modes)))
+        .append(" |\n|---").append("|---".repeat(modes)).append("|\n");
     row(t, runs, "start-up (\"process running for\"), ms", "%.0f", Run::startupMs, true);
     row(t, runs, "parent's process start to first 200, ms", "%.0f", Run::firstOkMs, true);
     row(t, runs, "light-only throughput, first 5,000, req/s", "%.0f",
@@ -150,7 +165,8 @@ public final class SpringBench {
       ToDoubleFunction<Run> f, boolean difference) {
     t.append("| ").append(name);
     double base = Double.NaN;
-    for (int mode = 0; mode < MODES.length; mode++) {
+    int modes = runs.stream().mapToInt(Run::mode).max().orElse(2) + 1;
+    for (int mode = 0; mode < modes; mode++) {
       int m = mode;
       double[] v = runs.stream().filter(r -> r.mode() == m).mapToDouble(f).sorted().toArray();
       if (v.length == 0) {

@@ -88,7 +88,7 @@ class PreemptPollTransformerTest {
   @Test
   void aClassFailingTheFrameCheckLoadsAsItWasWithOneLine() {
     PreemptPollTransformer real = new PreemptPollTransformer(
-        new io.gmp4j.agent.poll.PollInjector(null, null, false)::transform);
+        io.gmp4j.agent.poll.BrokenClasses.injectorCheckingEveryMethod()::transform);
     byte[] bytes = io.gmp4j.agent.poll.BrokenClasses.handlerWantsLocal(
         "com/acme/Lexer", net.bytebuddy.jar.asm.Opcodes.TOP);
     PrintStream err = System.err;

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Timeout;
  *
  * <p>{@code -Dspring.bench} instead runs {@link SpringBench}: rounds of the JDK, the agent and
  * the agent with {@code asyncpreemptoff=1}, and prints the table of BENCHMARKS.md ({@code
- * -Dspring.bench.rounds}, default 3).
+ * -Dspring.bench.rounds}, default 3; {@code -Dspring.bench.baseline=jar} adds that agent jar as a
+ * fourth mode, to measure a change to the agent against the agent before it).
  */
 @Timeout(900)
 class SpringBootIT {
@@ -30,8 +31,9 @@ class SpringBootIT {
   void springBootServesOnGmp4jUnderVerifyAll() throws Exception {
     String agent = ChildJvm.javaagent("").substring("-javaagent:".length());
     if (BENCH) {
-      List<SpringBench.Run> runs =
-          SpringBench.run(agent, Integer.getInteger("spring.bench.rounds", 3));
+      String baseline = System.getProperty("spring.bench.baseline", "");
+      List<SpringBench.Run> runs = SpringBench.run(agent,
+          Integer.getInteger("spring.bench.rounds", 3), baseline.isEmpty() ? null : baseline);
       System.out.println(SpringBench.table(runs));
       return;
     }

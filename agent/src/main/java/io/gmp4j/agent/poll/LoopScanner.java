@@ -432,6 +432,7 @@ final class LoopScanner extends MethodVisitor {
         if (handler == null) {
           return null;
         }
+        plan.narrowedSkip = true; // the frame check looks at it: 'Frame check only where ...'
         out = meet(out, slots(handler));
         if (out == null) {
           return null;

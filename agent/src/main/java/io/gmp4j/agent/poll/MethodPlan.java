@@ -107,6 +107,22 @@ final class MethodPlan {
     return leftAlone != null || !hasWork();
   }
 
+  /**
+   * True if the emitter writes a frame here that is not a copy of one the class declared, plus
+   * {@code budget:int}: a strip-mined loop (its frames gain {@code strip}) or a {@code skip} frame
+   * narrowed by handler frames ('Handler frames' in LoopScanner). Only such methods are checked
+   * ('Frame check only where frames are derived' in PollInjector).
+   */
+  boolean derivesFrames() {
+    return !stripLoops.isEmpty() || narrowedSkip;
+  }
+
+  /**
+   * Some frame of {@link #skipLocals} was narrowed by a handler's frame, rather than copied from
+   * its target's. Set by the scanner.
+   */
+  boolean narrowedSkip;
+
   /** True if the scanner found something to do, whether or not it is done. */
   boolean hasWork() {
     return prologue || !pollBefore.isEmpty() || !stripLoops.isEmpty();

@@ -129,6 +129,14 @@ final class PollEmitter extends ClassVisitor {
     return mv == null || plan.isEmpty() ? mv : new PollMethod(mv, plan);
   }
 
+  /**
+   * The visitor that writes {@code plan}'s method into {@code mv}: what this emitter returns for
+   * a method with work, for the one pass of PollInjector ('One pass').
+   */
+  static MethodVisitor method(MethodVisitor mv, MethodPlan plan) {
+    return new PollMethod(mv, plan);
+  }
+
   /** Applies one plan. Instruction indices count as in {@link LoopScanner}. */
   private static final class PollMethod extends MethodVisitor {
     private final MethodPlan plan;

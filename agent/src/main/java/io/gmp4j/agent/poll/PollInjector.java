@@ -63,10 +63,18 @@ import net.bytebuddy.jar.asm.Opcodes;
  * the others only the methods with one are scanned ('Fast reject' in {@link BackEdges}), unless
  * prologue polls are on.
  *
- * <p>The transform runs in two passes over the class file because ASM's tree API is not part of
- * Byte Buddy's repackaged ASM: {@link LoopScanner} reads each method and decides, by instruction
- * index, where polls go and which loops are strip-mined; {@link PollEmitter} replays the class and
- * applies that plan. Methods with nothing to do are copied byte for byte.
+ * <h2>One pass</h2>
+ *
+ * {@link LoopScanner} reads each method and decides, by instruction index, where polls go and
+ * which loops are strip-mined; {@link PollEmitter} writes the method and applies that plan. ASM's
+ * tree API is not part of Byte Buddy's repackaged ASM, so the scanner cannot look ahead in the
+ * emitter's stream. Until issue 17 the class was therefore read twice: once to scan and once to
+ * emit, each time with ASM decoding the code and expanding every frame. Now it is read once: a
+ * method with loops is kept as the calls the reader makes ({@link MethodRecorder}) and replayed
+ * into the scanner and then into the emitter. Methods without loops are copied byte for byte, as
+ * before. The two passes remain for what the one does not cover: an old class file with JSR/RET
+ * (inlined first, 'Old class files'), a type annotation inside code, and the re-emission of
+ * 'Too large'.
  *
  * <p>Rejected: {@code COMPUTE_FRAMES} with a {@code getCommonSuperClass} that answers {@code
  * java/lang/Object} (the usual agent shortcut, because asking the real hierarchy loads classes from
@@ -101,9 +109,26 @@ import net.bytebuddy.jar.asm.Opcodes;
  * <p>Every class handed to {@link #transform} is recorded in {@link Coverage} once: instrumented,
  * or left alone with its reason.
  *
- * <p>Before a rewritten class is returned, {@link FrameCheck} checks the frames of every method
+ * <p>Before a rewritten class is returned, {@link FrameCheck} checks the frames of the methods
  * the emitter changed against what the rewritten code computes ('Frame check'); on a mismatch
  * {@link #transform} throws {@link FrameCheckException} and the class loads unchanged.
+ *
+ * <h2>Frame check only where frames are derived</h2>
+ *
+ * Only a method whose new frames are derived is checked ({@link MethodPlan#derivesFrames}): one
+ * with a strip-mined loop (frames between head and back-edge gain {@code strip}, the head's
+ * locals are re-declared at the inner and outer headers) or with a {@code skip} frame narrowed by
+ * the frame of a handler whose range covers the back-edge (issue 16's bug was there). Every other
+ * rewrite adds no frame that is not a copy of a declared one: a per-pass poll pushes nothing and
+ * adds no branch target; a countdown with its own back-edge branches only to the loop head, whose
+ * frame is declared; a {@code skip} frame outside every try range is its target's; a trampoline
+ * after the code re-declares its target's frame as the emitter wrote it, and is entered only by
+ * the branch that jumped to that target before. A class file whose own frames are wrong is then
+ * rewritten rather than refused, and the JVM rejects it as it would have without the agent. What they change in every frame, {@code budget:int}
+ * after TOP padding to the old max_locals, holds by construction: budget is stored before the
+ * first label, and max_stack and max_locals grow by one for it. The check was a quarter of the
+ * injector's start-up samples on Spring Boot (issue 17); what this saves is in BENCHMARKS.md,
+ * 'Spring Boot 4.0.7 start-up'.
  *
  * <p>Thread-safety: an instance is immutable apart from per-thread {@link #lastStats()}; {@link
  * #transform} may run on many class-loading threads at once.
@@ -130,7 +155,17 @@ public final class PollInjector {
   private final Pattern[] excludes;
   private final boolean prologuePolls;
   private final Coverage coverage;
-  private final boolean frameCheck;
+  /** Which rewritten methods {@link FrameCheck} checks: {@link #CHECK_NONE} and so on. */
+  private final int frameCheck;
+
+  /** No check: only to measure what the check costs ('Cost' in FrameCheck). */
+  static final int CHECK_NONE = 0;
+
+  /** The methods with derived frames ('Frame check only where frames are derived'): the agent's. */
+  static final int CHECK_DERIVED = 1;
+
+  /** Every rewritten method: for tests of the check itself on inputs of any shape. */
+  static final int CHECK_ALL = 2;
 
   /**
    * What one {@link #transform} call did to one class.
@@ -159,21 +194,32 @@ public final class PollInjector {
    * @param prologuePolls whether to poll at method entry as well (option {@code preempt.prologue})
    */
   public PollInjector(String includePatterns, String excludePatterns, boolean prologuePolls) {
-    this(includePatterns, excludePatterns, prologuePolls, Coverage.global(), true);
+    this(includePatterns, excludePatterns, prologuePolls, Coverage.global(), CHECK_DERIVED);
   }
 
   /** As above, recording into {@code coverage} rather than the agent's. */
   PollInjector(
       String includePatterns, String excludePatterns, boolean prologuePolls, Coverage coverage) {
-    this(includePatterns, excludePatterns, prologuePolls, coverage, true);
+    this(includePatterns, excludePatterns, prologuePolls, coverage, CHECK_DERIVED);
   }
 
   /**
-   * As above, with the frame check off: only to measure what the check costs ('Cost' in
+   * As above, with the frame check off (false): only to measure what the check costs ('Cost' in
    * FrameCheck).
    */
   PollInjector(
       String includePatterns, String excludePatterns, boolean prologuePolls, boolean frameCheck) {
+    this(
+        includePatterns,
+        excludePatterns,
+        prologuePolls,
+        Coverage.global(),
+        frameCheck ? CHECK_DERIVED : CHECK_NONE);
+  }
+
+  /** As above, checking the methods {@code frameCheck} says ({@link #CHECK_ALL} and so on). */
+  PollInjector(
+      String includePatterns, String excludePatterns, boolean prologuePolls, int frameCheck) {
     this(includePatterns, excludePatterns, prologuePolls, Coverage.global(), frameCheck);
   }
 
@@ -182,7 +228,7 @@ public final class PollInjector {
       String excludePatterns,
       boolean prologuePolls,
       Coverage coverage,
-      boolean frameCheck) {
+      int frameCheck) {
     this.includes = globs(includePatterns);
     this.excludes = globs(excludePatterns);
     this.prologuePolls = prologuePolls;
@@ -226,22 +272,23 @@ public final class PollInjector {
     ClassReader reader = new ClassReader(classfile);
     // major_version follows magic and minor_version; see 'Old class files'
     boolean frameless = reader.readUnsignedShort(6) < Opcodes.V1_6;
-    List<MethodPlan> plans = scan(reader, frameless, loops);
-    if (frameless && hasSubroutines(plans)) { // see 'Subroutines' in SubroutineInliner
-      try {
-        ClassReader inlined = new ClassReader(SubroutineInliner.inline(classfile));
-        List<MethodPlan> again = scan(inlined, true, null); // the copies: scan every method
-        if (!hasSubroutines(again)) {
-          reader = inlined;
-          plans = again;
+    List<MethodPlan> plans = new ArrayList<>();
+    byte[] out = onePass(reader, frameless, loops, plans);
+    if (plans.isEmpty()) { // the one pass gave up: two passes, as before 'One pass'
+      plans = scan(reader, frameless, loops);
+      if (frameless && hasSubroutines(plans)) { // see 'Subroutines' in SubroutineInliner
+        try {
+          ClassReader inlined = new ClassReader(SubroutineInliner.inline(classfile));
+          List<MethodPlan> again = scan(inlined, true, null); // the copies: scan every method
+          if (!hasSubroutines(again)) {
+            reader = inlined;
+            plans = again;
+          }
+        } catch (RuntimeException | LinkageError e) {
+          // 'Subroutines' step 3: those methods stay as they were, counted as old version
         }
-      } catch (RuntimeException | LinkageError e) {
-        // 'Subroutines' step 3: those methods stay as they were, counted as old version
       }
-    }
-    byte[] out = null;
-    if (!stats(plans).isEmpty()) {
-      out = emit(reader, plans);
+      out = stats(plans).isEmpty() ? null : emit(reader, plans);
     }
     Stats stats = stats(plans); // without the methods emit left alone
     Coverage.Reason why = null;
@@ -255,21 +302,76 @@ public final class PollInjector {
       coverage.skipped(loader, internalClassName, why == null ? Coverage.Reason.NO_LOOPS : why);
       return null;
     }
-    if (frameCheck) {
+    if (frameCheck != CHECK_NONE) {
       Set<String> rewritten = new HashSet<>();
       for (MethodPlan p : plans) {
-        if (!p.isEmpty() && p.leftAlone == null) {
+        if (!p.isEmpty() && (frameCheck == CHECK_ALL || p.derivesFrames())) {
           rewritten.add(p.name + p.descriptor);
         }
       }
-      FrameCheck.check(out, rewritten); // throws: the class stays as it was
+      if (!rewritten.isEmpty()) { // 'Frame check only where frames are derived'
+        FrameCheck.check(out, rewritten); // throws: the class stays as it was
+      }
     }
     coverage.instrumented(loader, internalClassName);
     LAST_STATS.set(stats);
     return out;
   }
 
-  /** Pass 1: one plan per method, in class-file order. */
+  /**
+   * 'One pass': reads the class once, and each method with loops is scanned and written from its
+   * kept code ({@link MethodRecorder}). Fills {@code plans} (one per method, in class-file order)
+   * and returns the class, or null if nothing changed. Leaves {@code plans} empty when it gives
+   * up, and the caller takes the two passes: on JSR/RET in an old class file (the class is
+   * inlined and scanned again), or on a type annotation inside code, which the recorder does not
+   * keep. A method past 64 KB is handled as in 'Too large', by the two-pass emitter.
+   */
+  private byte[] onePass(
+      ClassReader reader, boolean frameless, BitSet loops, List<MethodPlan> plans) {
+    ClassWriter writer = new ClassWriter(reader, 0); // see emit
+    try {
+      reader.accept(
+          new ClassVisitor(Opcodes.ASM9, writer) {
+            @Override
+            public MethodVisitor visitMethod(
+                int access, String name, String desc, String sig, String[] exceptions) {
+              MethodVisitor mv = super.visitMethod(access, name, desc, sig, exceptions);
+              MethodPlan plan = new MethodPlan(name, desc, prologue(access, name), frameless);
+              boolean noLoop = loops != null && !loops.get(plans.size()); // 'Fast reject'
+              plans.add(plan);
+              if (mv == null || skipped(access, name) || noLoop) {
+                return mv; // the writer copies the method's bytes
+              }
+              return new MethodRecorder(
+                  mv,
+                  code -> {
+                    LoopScanner scanner = new LoopScanner(plan);
+                    code.accept(scanner);
+                    scanner.visitEnd(); // plans the method; the writer gets visitEnd after
+                    code.accept(plan.isEmpty() ? mv : PollEmitter.method(mv, plan));
+                  });
+            }
+          },
+          ClassReader.EXPAND_FRAMES);
+    } catch (UnsupportedOperationException typeAnnotationInCode) {
+      plans.clear();
+      return null;
+    }
+    if (frameless && hasSubroutines(plans)) {
+      plans.clear();
+      return null;
+    }
+    if (stats(plans).isEmpty()) {
+      return null;
+    }
+    try {
+      return writer.toByteArray();
+    } catch (MethodTooLargeException e) {
+      return tooLarge(plans, e) ? emit(reader, plans) : null;
+    }
+  }
+
+  /** Pass 1 of two: one plan per method, in class-file order. */
   private List<MethodPlan> scan(ClassReader reader, boolean frameless, BitSet loops) {
     List<MethodPlan> plans = new ArrayList<>();
     reader.accept(
@@ -325,23 +427,31 @@ public final class PollInjector {
       try {
         return writer.toByteArray();
       } catch (MethodTooLargeException e) {
-        MethodPlan big = null;
-        for (MethodPlan p : plans) {
-          if (!p.isEmpty()
-              && p.name.equals(e.getMethodName())
-              && p.descriptor.equals(e.getDescriptor())) {
-            big = p;
-          }
-        }
-        if (big == null) {
-          throw e; // a method we did not touch: the class was too large as read
-        }
-        big.leftAlone = Coverage.Reason.TOO_LARGE;
-        if (stats(plans).isEmpty()) {
+        if (!tooLarge(plans, e)) {
           return null;
         }
       }
     }
+  }
+
+  /**
+   * Marks the method that {@code e} names as left alone ('Too large'); true if something is left
+   * to emit. Rethrows {@code e} for a method without a plan: the class was too large as read.
+   */
+  private static boolean tooLarge(List<MethodPlan> plans, MethodTooLargeException e) {
+    MethodPlan big = null;
+    for (MethodPlan p : plans) {
+      if (!p.isEmpty()
+          && p.name.equals(e.getMethodName())
+          && p.descriptor.equals(e.getDescriptor())) {
+        big = p;
+      }
+    }
+    if (big == null) {
+      throw e;
+    }
+    big.leftAlone = Coverage.Reason.TOO_LARGE;
+    return !stats(plans).isEmpty();
   }
 
   /**

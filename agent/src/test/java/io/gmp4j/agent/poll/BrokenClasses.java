@@ -14,6 +14,14 @@ public final class BrokenClasses {
   private BrokenClasses() {}
 
   /**
+   * A poll injector that checks the frames of every method it rewrites, not only those with
+   * derived frames, so that {@link #handlerWantsLocal}'s wrong frames fail the check.
+   */
+  public static PollInjector injectorCheckingEveryMethod() {
+    return new PollInjector(null, null, false, PollInjector.CHECK_ALL);
+  }
+
+  /**
    * {@code static int f(int n)} in class {@code internalName}: a countdown loop on {@code n}, then
    * a try range in which the frame at {@code mid} declares local 1 as {@code midLocal1} while the
    * handler's frame wants it as an int. With {@code Opcodes.TOP} this is the shape of issue 16,

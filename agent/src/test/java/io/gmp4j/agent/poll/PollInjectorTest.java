@@ -317,6 +317,32 @@ class PollInjectorTest {
     assertEquals(want, call(new TestClasses.Loader(Map.of("app/Long", t)), "app.Long", "f", 100));
   }
 
+  /**
+   * A type annotation inside code (here on a local and a cast) is not kept by the one pass's
+   * {@link MethodRecorder}, so such a class takes the two passes ('One pass' in PollInjector), and
+   * still gets its polls and computes the same.
+   */
+  @Test
+  void typeAnnotationInCodeTakesTheTwoPasses() throws Exception {
+    String src = "package app; import java.lang.annotation.*;\n"
+        + "public class Annotated {\n"
+        + "  @Target(ElementType.TYPE_USE) @interface N {}\n"
+        + "  public static int f(int n) {\n"
+        + "    @N Object o = Integer.valueOf(n); int s = 0;\n"
+        + "    while (s < n * 3) { s += ((@N Integer) o).intValue() > 0 ? 2 : 1; }\n"
+        + "    return s; } }";
+    Map<String, byte[]> orig = TestClasses.compile(Map.of("app.Annotated", src));
+    PollInjector injector = new PollInjector(null, null, false);
+    byte[] t = injector.transform(null, "app/Annotated", orig.get("app/Annotated"));
+    assertNotNull(t);
+    assertEquals(1, injector.lastStats().backEdgePolls(), injector.lastStats().toString());
+    assertEveryCyclePolls(Disassembly.method(t, "f"));
+    Map<String, byte[]> rewritten = new java.util.HashMap<>(orig);
+    rewritten.put("app/Annotated", t);
+    assertEquals(call(new TestClasses.Loader(orig), "app.Annotated", "f", 7),
+        call(new TestClasses.Loader(rewritten), "app.Annotated", "f", 7));
+  }
+
   @Test
   void whileLoopPollsItsBackEdge() {
     Method m = Disassembly.method(shapes(new PollInjector(null, null, false)), "whileLoop");
