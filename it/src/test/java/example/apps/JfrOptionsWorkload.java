@@ -18,10 +18,14 @@ import java.util.concurrent.SynchronousQueue;
  *       until {@code <dir>/stop} exists (at most 60 s);
  *   <li>{@code hog <dir>}: at one P, a G in {@link IgnoresPreemption.Library#spin} (left without
  *       polls by the test's {@code preempt.exclude}) for a second beside a sleeping ticker, so
- *       that sysmon hands the P off; then waits until a {@code gmp4j-flight-*.jfr} appears in
+ *       that sysmon hands the P off (a second more, up to 20, while no hand-off was counted:
+ *       sysmon counts only the time the carrier ran, and on a loaded machine a second of wall
+ *       time may hold less than {@code preempt.handoff} of it); then waits until a {@code gmp4j-flight-*.jfr} appears in
  *       {@code <dir>} (at most 20 s);
  *   <li>{@code hog-nodir <dir>}: deletes {@code <dir>} first (the dump must fail), hogs, then
- *       waits 3 s, past the next JFR flush.
+ *       waits until the flight recorder's dump thread has tried and is idle again (at most 30
+ *       s): a fixed 3 s was not always past the JFR flush, the trigger stream and the dump on a
+ *       loaded machine (seen: no line at all).
  * </ul>
  *
  * Prints {@code carrier=} (gmp-m* when gmp4j runs the virtual threads) and {@code done=1}.
@@ -51,7 +55,7 @@ public final class JfrOptionsWorkload {
       case "hog-nodir" -> {
         Files.delete(Path.of(args[1]));
         hog();
-        Thread.sleep(3_000);
+        waitForDumpAttempt(30_000);
       }
       default -> throw new IllegalArgumentException(args[0]);
     }
@@ -143,10 +147,36 @@ public final class JfrOptionsWorkload {
       }
     });
     Thread.sleep(500); // half a second of ticks: the runs the flight recorder's window shows
-    Thread hog = Thread.ofVirtual().start(() -> sink = IgnoresPreemption.Library.spin(1_000));
+    long handoffs0 = AppSupport.metric(HANDOFFS);
+    Thread hog = Thread.ofVirtual().start(() -> {
+      for (int i = 0; i < 20 && (i == 0 || AppSupport.metric(HANDOFFS) == handoffs0); i++) {
+        sink = IgnoresPreemption.Library.spin(1_000);
+      }
+    });
     hog.join();
     stop = true;
     ticker.join();
+  }
+
+  private static final String HANDOFFS = "/sched/preemptions/handoffs:handoffs";
+
+  /**
+   * Waits until the flight recorder's dump thread ({@code gmp4j-flightrecorder}, started by the
+   * first trigger) is back in its executor's queue: the dump it was given, and its line, are done.
+   */
+  static void waitForDumpAttempt(long millis) throws Exception {
+    long end = System.nanoTime() + millis * 1_000_000;
+    while (System.nanoTime() - end < 0) {
+      for (var e : Thread.getAllStackTraces().entrySet()) {
+        if (e.getKey().getName().equals("gmp4j-flightrecorder")
+            && java.util.Arrays.stream(e.getValue())
+                .anyMatch(f -> f.getMethodName().equals("getTask"))) {
+          return;
+        }
+      }
+      Thread.sleep(100);
+    }
+    System.out.println("no dump attempt within " + millis + " ms");
   }
 
   static void waitForDump(Path dir, long millis) throws Exception {

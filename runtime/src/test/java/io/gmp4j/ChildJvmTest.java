@@ -517,25 +517,41 @@ class ChildJvmTest {
   // Beyond Go: preempt.handoff (see HogHandoffTest for the in-process tests)
 
   /**
-   * At one P, {@code args[0]} Gs spin for {@code args[1]} ms each in loops without polls, and a
-   * sleeper G started after them sleeps 1 ms at a time; after {@code args[2]} ms, prints when
-   * the sleeper first ran and the hand-off count.
+   * At one P, {@code args[0]} Gs spin in loops without polls until their carriers have had
+   * {@code args[1]} ms of CPU each, and a sleeper G started after them sleeps 1 ms at a time.
+   * Once every spinner is done, the sleeper has run, and the "N more goroutines ignored
+   * preemption" lines on stderr have counted {@code args[2]} hand-offs, prints how many spinners
+   * were done when the sleeper first ran, when that was, and the hand-off count.
+   *
+   * <p>CPU time, not wall time: sysmon hands off only a carrier that ran ('Carrier time' in
+   * HogHandoff), so a spinner that spins for wall time on a loaded machine (load 13 to 24 in
+   * the last session) may end before its carrier had the hand-off's worth of CPU: 2 hand-offs
+   * of 3 were seen, and the sleeper ran after 793 ms. And main waits for conditions, not a
+   * fixed time: with {@code preempt.handoff=off} on a loaded machine the spinner started so
+   * late that it still held the P when main's fixed 600 ms were up, and the sleeper had not run
+   * at all (printed as 0 ms); and sysmon, in its deep sleep of up to a second, can print the
+   * "more" line later than a fixed wait after the first hand-off (seen: 1 line, 4 hand-offs).
    */
   public static final class SpinnersWithoutPolls {
     static volatile boolean stop;
 
-    /**
-     * When the first spinner began: the sleeper's wait is counted from here, not from main's
-     * start, which adds the scheduler's own start-up (class loading, the first Ms) and made the
-     * bound fail on a loaded machine.
-     */
+    /** When the first spinner began, for the wall time printed (not asserted). */
     static final java.util.concurrent.atomic.AtomicLong FIRST_SPIN =
         new java.util.concurrent.atomic.AtomicLong();
 
-    static long spin(long millis) {
-      long end = System.nanoTime() + millis * 1_000_000;
+    /** Bit i: spinner i is mounted and spinning. Written by the spinners. */
+    static final java.util.concurrent.atomic.AtomicInteger STARTED =
+        new java.util.concurrent.atomic.AtomicInteger();
+
+    /**
+     * Bit i: spinner i's carrier has had its CPU time, and the spinner returns. Written only by
+     * main; a plain volatile read in the loop, so that the hand-off's sample lands in spin itself.
+     */
+    static volatile int done;
+
+    static long spin(int bit) {
       long x = 0;
-      while (!stop && System.nanoTime() - end < 0) {
+      while (!stop && (done & bit) == 0) {
         x++;
       }
       return x;
@@ -543,17 +559,46 @@ class ChildJvmTest {
 
     public static void main(String[] args) throws Exception {
       int spinners = Integer.parseInt(args[0]);
-      long spinMs = Long.parseLong(args[1]);
-      long waitMs = Long.parseLong(args[2]);
+      long spinNs = Long.parseLong(args[1]) * 1_000_000;
+      long wantMore = Long.parseLong(args[2]);
+      java.util.concurrent.atomic.AtomicLong more = new java.util.concurrent.atomic.AtomicLong();
+      Pattern moreLine = Pattern.compile("gmp4j: (\\d+) more goroutines? ignored preemption .*");
+      // HogHandoff prints through System.err: count its "more" lines as they pass.
+      System.setErr(new java.io.PrintStream(System.err, true) {
+        @Override
+        public void println(String x) {
+          super.println(x);
+          Matcher m = moreLine.matcher(String.valueOf(x));
+          if (m.matches()) {
+            more.addAndGet(Long.parseLong(m.group(1)));
+          }
+        }
+      });
+      int all = (1 << spinners) - 1;
+      // Loaded here, before any G runs, not while a spinner holds the P (see 'Pauses'). main
+      // reads the carriers and their CPU time, so the spinners run nothing but their loop.
+      java.lang.management.ThreadMXBean cpu =
+          java.lang.management.ManagementFactory.getThreadMXBean();
+      java.lang.reflect.Field carrierThread =
+          Class.forName("java.lang.VirtualThread").getDeclaredField("carrierThread");
+      carrierThread.setAccessible(true);
+      Thread[] gs = new Thread[spinners];
       for (int i = 0; i < spinners; i++) {
-        Gmp.go(() -> {
+        int bit = 1 << i;
+        gs[i] = Gmp.go(() -> {
           FIRST_SPIN.compareAndSet(0, System.nanoTime());
-          spin(spinMs);
+          STARTED.getAndUpdate(v -> v | bit);
+          spin(bit);
         });
       }
       long[] firstRun = {-1};
-      Gmp.go(() -> {
+      int[] doneAtFirstRun = {-1};
+      java.util.concurrent.atomic.AtomicBoolean ran =
+          new java.util.concurrent.atomic.AtomicBoolean();
+      Thread sleeper = Gmp.go(() -> {
+        doneAtFirstRun[0] = Integer.bitCount(done);
         firstRun[0] = System.nanoTime() - FIRST_SPIN.get();
+        ran.set(true); // publishes both
         try {
           while (!stop) {
             Thread.sleep(1);
@@ -562,11 +607,40 @@ class ChildJvmTest {
           Thread.currentThread().interrupt();
         }
       });
-      Thread.sleep(waitMs);
+      Thread[] carriers = new Thread[spinners];
+      long[] cpu0 = new long[spinners];
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (System.nanoTime() - deadline < 0) {
+        Thread.sleep(1);
+        int started = STARTED.get();
+        for (int i = 0; i < spinners; i++) {
+          if (carriers[i] == null && (started & 1 << i) != 0) {
+            // the loop never unmounts, so its carrier stays
+            carriers[i] = (Thread) carrierThread.get(gs[i]);
+            cpu0[i] = cpu.getThreadCpuTime(carriers[i].threadId());
+          } else if (carriers[i] != null && (done & 1 << i) == 0
+              && cpu.getThreadCpuTime(carriers[i].threadId()) - cpu0[i] >= spinNs) {
+            done |= 1 << i;
+          }
+        }
+        if (done == all && ran.get() && more.get() >= wantMore) {
+          break;
+        }
+      }
+      if (System.nanoTime() - deadline >= 0) {
+        System.out.println("timed out: done=" + Integer.toBinaryString(done) + " started="
+            + Integer.toBinaryString(STARTED.get()) + " sleeper ran=" + ran.get() + " more="
+            + more.get() + "\n" + Gmp.schedtrace(true));
+      }
       stop = true;
+      sleeper.join(10_000);
+      System.out.println("spinners done when the sleeper first ran=" + doneAtFirstRun[0]);
       System.out.println("sleeper first ran after ms=" + firstRun[0] / 1_000_000);
-      System.out.println("handoffs="
-          + Gmp.readMetrics().get("/sched/preemptions/handoffs:handoffs"));
+      System.out.println("handoffs=" + handoffs());
+    }
+
+    private static long handoffs() {
+      return ((Number) Gmp.readMetrics().get("/sched/preemptions/handoffs:handoffs")).longValue();
     }
   }
 
@@ -578,22 +652,27 @@ class ChildJvmTest {
 
   /**
    * Three spinners without polls at one P: each loses its P after the time slice plus
-   * preempt.handoff, so the sleeper queued behind them runs after about 3 x 30 ms instead of
-   * 3 x 300 ms. stderr gets one line for the first, naming the goroutine, how long it ignored
-   * preemption and where it was running, and once a second has passed, one line for the other
-   * two.
+   * preempt.handoff of CPU, so the sleeper queued behind them runs after about 3 x 30 ms of their
+   * CPU instead of 3 x 300 ms. stderr gets one line for the first, naming the goroutine, how long
+   * it ignored preemption and where it was running, and once a second has passed, one line for
+   * the other two.
    */
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void handoffReportsOneLineASecond() throws Exception {
     Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(),
-        SpinnersWithoutPolls.class, "handoff", 30, "3", "300", "1300");
+        SpinnersWithoutPolls.class, "handoff", 50, "3", "300", "2");
     assertEquals(0, r.exit(), r.toString());
     // One per spinner, and on a loaded machine more: a carrier that the OS leaves without a CPU
     // for 20 ms looks like a hog to sysmon (seen: 4, the sleeper's carrier; see HogHandoffIT).
     long handoffs = value(r.out(), "handoffs=");
     assertTrue(handoffs >= 3, r.toString());
-    assertTrue(value(r.out(), "after ms=") < 600, r.toString()); // 900 without
+    // Counted in the spinners' own CPU time, whatever the load: the sleeper must run while the
+    // first spinner still has most of its 300 ms to go (about 100 ms in). Without the hand-off
+    // all 3 are done first, and if any one of them keeps its P, at least 1 is: the one that
+    // kept it, or one started before it that went on spinning beside it (the old bound, 600 ms
+    // of wall time out of 900, let a missed first hand-off through).
+    assertEquals(0, value(r.out(), "spinners done when the sleeper first ran="), r.toString());
     List<String> events = r.err().lines()
         .filter(l -> l.startsWith("gmp4j: goroutine ")).toList();
     assertEquals(1, events.size(), r.toString());
@@ -625,31 +704,46 @@ class ChildJvmTest {
     // The parker's, and on a loaded machine maybe the sleeper's starved carrier too (seen: 2
     // with a core kept busy; see handoffReportsOneLineASecond).
     assertTrue(value(r.out(), "handoffs=") >= 1, r.toString());
-    assertTrue(value(r.out(), "after ms=") < 200, r.toString()); // 400 without the hand-off
+    // Without the hand-off the parker keeps the P, and the sleeper runs only after main gave up
+    // waiting for it and released the parker.
+    assertTrue(r.out().contains("parker still parked when the sleeper first ran=true"),
+        r.toString());
     assertTrue(r.err().lines().anyMatch(l -> Pattern.matches("gmp4j: goroutine \\d+ blocked its"
         + " thread while pinned for \\d+ms \\(running .*\\); its P was handed to another M", l)),
         r.toString());
   }
 
   /**
-   * At one P, a G parks for 400 ms inside a class initializer, where JDK 25 pins it, and a
-   * sleeper started after it sleeps 1 ms at a time; prints when the sleeper first ran and the
-   * hand-off count.
+   * At one P, a G parks inside a class initializer, where JDK 25 pins it, until main releases it,
+   * and a sleeper started after it sleeps 1 ms; main releases the parker once the sleeper has run
+   * and sysmon has printed its hand-off line (at most after 20 s): sysmon words the line when it
+   * prints it, and a parker released before that was reported as "ignored preemption" (seen,
+   * with sysmon starved on a loaded machine). Prints whether the parker was still parked when the sleeper first ran,
+   * when that was, and the hand-off count.
+   *
+   * <p>Up to this issue the park was 400 ms and the sleeper had to run within 200 ms of it: on a
+   * loaded machine the hand-off came in time (26 ms) but the new M the P went to waited 254 ms
+   * for a CPU. Whether the sleeper ran while the parker was still parked does not depend on how
+   * soon the OS runs it.
    */
   public static final class PinnedPark {
-    /**
-     * When the parker began its park: the sleeper's wait is counted from here, not from main's
-     * start, which adds the scheduler's start-up and the class initialisation (seen: 203 ms,
-     * bound 200, on a loaded machine).
-     */
+    /** When the parker began its park, for the wall time printed (not asserted). */
     static volatile long parkedAt;
+
+    /** Set by main, before it unparks the parker. */
+    static volatile boolean released;
+
+    static volatile Thread parkerThread;
 
     static final class ParksInClinit {
       static final boolean DONE;
 
       static {
         parkedAt = System.nanoTime();
-        java.util.concurrent.locks.LockSupport.parkNanos(400_000_000L);
+        parkerThread = Thread.currentThread();
+        while (!released) {
+          java.util.concurrent.locks.LockSupport.park();
+        }
         DONE = true;
       }
 
@@ -657,18 +751,45 @@ class ChildJvmTest {
     }
 
     public static void main(String[] args) throws Exception {
+      java.util.concurrent.atomic.AtomicBoolean reported =
+          new java.util.concurrent.atomic.AtomicBoolean();
+      // HogHandoff prints through System.err: see its line pass.
+      System.setErr(new java.io.PrintStream(System.err, true) {
+        @Override
+        public void println(String x) {
+          super.println(x);
+          if (String.valueOf(x).startsWith("gmp4j: goroutine ")) {
+            reported.set(true);
+          }
+        }
+      });
       Thread parker = Gmp.go(() -> System.out.println("parked=" + ParksInClinit.DONE));
       long[] firstRun = {-1};
+      boolean[] parkedAtFirstRun = {false};
+      java.util.concurrent.atomic.AtomicBoolean ran =
+          new java.util.concurrent.atomic.AtomicBoolean();
       Thread sleeper = Gmp.go(() -> {
+        parkedAtFirstRun[0] = !released;
         firstRun[0] = System.nanoTime() - parkedAt;
+        ran.set(true); // publishes both
         try {
           Thread.sleep(1);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
       });
+      long deadline = System.nanoTime() + 20_000_000_000L;
+      while (!(ran.get() && reported.get()) && System.nanoTime() - deadline < 0) {
+        Thread.sleep(1);
+      }
+      while (parkerThread == null && System.nanoTime() - deadline < 0) {
+        Thread.sleep(1);
+      }
+      released = true;
+      java.util.concurrent.locks.LockSupport.unpark(parkerThread);
       parker.join();
       sleeper.join();
+      System.out.println("parker still parked when the sleeper first ran=" + parkedAtFirstRun[0]);
       System.out.println("sleeper first ran after ms=" + firstRun[0] / 1_000_000);
       System.out.println("handoffs="
           + Gmp.readMetrics().get("/sched/preemptions/handoffs:handoffs"));
@@ -680,10 +801,12 @@ class ChildJvmTest {
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void handoffOffKeepsThePWithTheSpinner() throws Exception {
     Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1", "-Dgmp.preempt.handoff=off"),
-        Map.of(), SpinnersWithoutPolls.class, "handoffoff", 30, "1", "400", "600");
+        Map.of(), SpinnersWithoutPolls.class, "handoffoff", 50, "1", "150", "0");
     assertEquals(0, r.exit(), r.toString());
     assertEquals(0, value(r.out(), "handoffs="), r.toString());
-    assertTrue(value(r.out(), "after ms=") >= 350, r.toString());
+    // The sleeper ran only once the spinner had had its 150 ms of CPU (five hand-offs) and returned: a hand-off,
+    // or any other way the P left the spinner, would run it before (0 done).
+    assertEquals(1, value(r.out(), "spinners done when the sleeper first ran="), r.toString());
     assertTrue(!r.err().contains("ignored preemption"), r.toString());
   }
 

@@ -32,10 +32,22 @@ class CarrierCpuTest {
     try {
       started.await();
       assertTrue(tid.get() > 0, "no thread id from /proc/thread-self");
+      // Until the spinner has had 10 ms of CPU, however long the OS takes to give it that: a
+      // fixed 100 ms sleep saw 7 to 9 ms on a loaded machine. Still fails if the reading never
+      // grows, and, bounded by the wall time it took, if it counts anything faster than CPU.
+      long w0 = System.nanoTime();
       long c0 = CarrierCpu.cpuNanos(tid.get());
-      Thread.sleep(100);
-      long c1 = CarrierCpu.cpuNanos(tid.get());
-      assertTrue(c0 >= 0 && c1 - c0 > 10_000_000L, "spinner CPU time " + c0 + " then " + c1);
+      long c1 = c0;
+      long grownBy = w0 + 10_000_000_000L;
+      while (c1 - c0 <= 10_000_000L && System.nanoTime() - grownBy < 0) {
+        Thread.sleep(10);
+        c1 = CarrierCpu.cpuNanos(tid.get());
+      }
+      long wall = System.nanoTime() - w0;
+      assertTrue(c0 >= 0 && c1 - c0 > 10_000_000L, "spinner CPU time " + c0 + " then " + c1
+          + " after " + wall / 1_000_000 + " ms");
+      assertTrue(c1 - c0 <= wall + CarrierCpu.TICK_NS, "spinner CPU time " + (c1 - c0)
+          + " ns in " + wall + " ns of wall time");
       assertTrue(CarrierCpu.runnable(tid.get()));
     } finally {
       stop.set(true);
@@ -61,6 +73,13 @@ class CarrierCpuTest {
     });
     try {
       while (sleeper.getState() != Thread.State.WAITING) {
+        Thread.sleep(1);
+      }
+      // Java says WAITING before the thread is asleep in the kernel: on a loaded machine it may
+      // still be on a run queue (R) on its way into the futex wait. Wait for the kernel to say
+      // so; still fails if runnable never reads a sleeping thread as such.
+      long asleepBy = System.nanoTime() + 10_000_000_000L;
+      while (CarrierCpu.runnable(sleeperTid.get()) && System.nanoTime() - asleepBy < 0) {
         Thread.sleep(1);
       }
       assertFalse(CarrierCpu.runnable(sleeperTid.get()), "a parked thread wants no CPU");

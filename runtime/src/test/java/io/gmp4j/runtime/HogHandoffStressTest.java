@@ -133,6 +133,9 @@ class HogHandoffStressTest {
     assertTrue(poll(10_000, s.allm::isEmpty), "idle Ms did not exit\n" + s.schedtrace(true));
   }
 
+  /** Retakes that retakesRacingPOperationsLoseAndDuplicateNothing waits for, if it can. */
+  private static final int MIN_RETAKES = 10;
+
   /** CPU time a hog may burn before the sleeper must have run: ten hand-offs. */
   private static final int HOG_BUDGET_MS = 300;
 
@@ -207,6 +210,11 @@ class HogHandoffStressTest {
     s.idleThreadTimeoutNanos = 20_000_000L;
     s.startSysmon(100_000, 100_000, 0, false, false);
     Thread.Builder.OfVirtual builder = s.newBuilder();
+    // 300 ms of wall time, and on past it (up to 30 s) until there were MIN_RETAKES: the hogs
+    // get what CPU the OS gives them, and sysmon, backed off to 10 ms cycles, retakes only the
+    // runs that overlap a cycle (1 to 135 retakes were seen in 300 ms; 1 on a loaded machine,
+    // where 0 failed the test for want of CPU).
+    long hardDeadline = System.nanoTime() + 30_000_000_000L;
 
     AtomicIntegerArray ran = new AtomicIntegerArray(1 << 22);
     AtomicInteger created = new AtomicInteger();
@@ -216,7 +224,9 @@ class HogHandoffStressTest {
       hogThreads.add(builder.start(() -> {
         ThreadLocalRandom r = ThreadLocalRandom.current();
         long deadline = System.nanoTime() + runNanos;
-        for (int k = 0; System.nanoTime() - deadline < 0; k++) {
+        for (int k = 0; System.nanoTime() - deadline < 0
+            || s.preemptHandoffs.sum() < MIN_RETAKES && System.nanoTime() - hardDeadline < 0;
+            k++) {
           long spin = System.nanoTime() + r.nextInt(50_000);
           while (System.nanoTime() - spin < 0) {
             Thread.onSpinWait(); // no poll: sysmon's retakes land here, between P operations
