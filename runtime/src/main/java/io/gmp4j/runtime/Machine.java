@@ -1015,9 +1015,14 @@ final class Machine extends Thread {
     p = pp;
     pp.m = this;
     pp.setStatus(Processor.RUNNING, "acquireP");
-    sched.coarseNow = System.nanoTime(); // sysmon may have slept: see Sched.coarseNow
     // After the volatile npidle-- in pidleget (or the status write above), a volatile load of
     // sysmonwait: sysmon stores sysmonwait, then loads npidle. One of the two sees the other.
+    if (sched.sysmonwait()) {
+      // sysmon slept deeply, and coarseNow with it: see Sched.coarseNow. Not at every acquire:
+      // a clock read here would cost every wake-up, and a moved coarseNow makes the trace read
+      // the clock at the end of each slice that spans it ('The slice record' in Trace).
+      sched.coarseNow = System.nanoTime();
+    }
     sched.wakeSysmon();
   }
 
