@@ -45,7 +45,10 @@ public final class HandPolledKernels {
           i++;
           break;
         case ident:
-          if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (c >= '0' && c <= '9')) {
+          if ((c >= 'a' && c <= 'z')
+              || (c >= 'A' && c <= 'Z')
+              || c == '_'
+              || (c >= '0' && c <= '9')) {
             i++;
           } else {
             tokens++;

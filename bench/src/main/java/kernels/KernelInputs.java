@@ -33,8 +33,18 @@ public final class KernelInputs {
 
   /** The kernels, in report order. The first ten are the goal set. */
   public static final String[] NAMES = {
-    "addArrays", "scaleFloats", "sumInts", "dotLongs", "hashBytes", "matMul", "listWalk",
-    "stateMachine", "fib", "collatz", "addArraysDown", "sumIntList",
+    "addArrays",
+    "scaleFloats",
+    "sumInts",
+    "dotLongs",
+    "hashBytes",
+    "matMul",
+    "listWalk",
+    "stateMachine",
+    "fib",
+    "collatz",
+    "addArraysDown",
+    "sumIntList",
   };
 
   public final int[] a = new int[N];

@@ -131,7 +131,10 @@ public final class LoopKernels implements Kernels {
           i++;
           break;
         case ident:
-          if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (c >= '0' && c <= '9')) {
+          if ((c >= 'a' && c <= 'z')
+              || (c >= 'A' && c <= 'Z')
+              || c == '_'
+              || (c >= '0' && c <= '9')) {
             i++;
           } else {
             tokens++;
@@ -197,5 +200,4 @@ public final class LoopKernels implements Kernels {
     }
     return s;
   }
-
 }

@@ -48,18 +48,32 @@ public final class PreemptionDelay {
     if (!mode.equals("bare") && !mode.equals("app")) {
       throw new IllegalArgumentException("mode must be bare or app, not " + mode);
     }
-    List<String> names = new ArrayList<>(Arrays.asList(args).subList(Math.min(1, args.length), args.length));
+    List<String> names =
+        new ArrayList<>(Arrays.asList(args).subList(Math.min(1, args.length), args.length));
     if (names.isEmpty()) {
       names.add("idle");
       names.addAll(Arrays.asList(KernelInputs.NAMES));
     }
     KernelInputs in = new KernelInputs();
     LoopKernels k = new LoopKernels();
-    System.out.printf(Locale.ROOT, "mode=%s sleeps=%d x 1ms, gmp.gomaxprocs=%s, preempt.prologue=%s, asyncpreemptoff=%s%n",
-        mode, SLEEPS, System.getProperty("gmp.gomaxprocs"), System.getProperty("gmp.preempt.prologue"),
+    System.out.printf(
+        Locale.ROOT,
+        "mode=%s sleeps=%d x 1ms, gmp.gomaxprocs=%s, preempt.prologue=%s, asyncpreemptoff=%s%n",
+        mode,
+        SLEEPS,
+        System.getProperty("gmp.gomaxprocs"),
+        System.getProperty("gmp.preempt.prologue"),
         System.getProperty("gmp.asyncpreemptoff"));
-    System.out.printf(Locale.ROOT, "%-14s %10s %10s %8s %8s %8s %8s%n",
-        "kernel", "call_us", "calls", "p50_ms", "p99_ms", "max_ms", "carrier");
+    System.out.printf(
+        Locale.ROOT,
+        "%-14s %10s %10s %8s %8s %8s %8s%n",
+        "kernel",
+        "call_us",
+        "calls",
+        "p50_ms",
+        "p99_ms",
+        "max_ms",
+        "carrier");
     for (String name : names) {
       measure(name, mode, kernel(k, in, name));
     }
@@ -79,7 +93,8 @@ public final class PreemptionDelay {
       case "listWalk" -> () -> sink = k.listWalk(in.head);
       case "stateMachine" -> () -> sink = k.stateMachine(in.text);
       case "fib" -> () -> sink = k.fib(KernelInputs.FIB);
-      case "collatz" -> () -> sink = k.collatz(KernelInputs.COLLATZ_FROM, KernelInputs.COLLATZ_COUNT);
+      case "collatz" ->
+          () -> sink = k.collatz(KernelInputs.COLLATZ_FROM, KernelInputs.COLLATZ_COUNT);
       case "addArraysDown" -> () -> k.addArraysDown(in.a, in.b, in.c);
       case "sumIntList" -> () -> sink = k.sumIntList(in.list);
       default -> throw new IllegalArgumentException("no kernel " + name);
@@ -103,27 +118,35 @@ public final class PreemptionDelay {
     appStop = false;
     long t0 = System.nanoTime();
     if (kernel != null) {
-      runner = Thread.ofVirtual().name("kernel-" + name).start(() -> {
-        String s = Thread.currentThread().toString();
-        carrier[0] = s.substring(s.lastIndexOf('@') + 1);
-        calls[0] = mode.equals("bare") ? Spin.run(kernel) : appLoop(kernel);
-      });
+      runner =
+          Thread.ofVirtual()
+              .name("kernel-" + name)
+              .start(
+                  () -> {
+                    String s = Thread.currentThread().toString();
+                    carrier[0] = s.substring(s.lastIndexOf('@') + 1);
+                    calls[0] = mode.equals("bare") ? Spin.run(kernel) : appLoop(kernel);
+                  });
       Thread.sleep(WARMUP_MS); // main is a platform thread: it needs no P
     }
     long[] lat = new long[SLEEPS];
     int[] done = new int[1];
-    Thread sleeper = Thread.ofVirtual().name("sleeper").start(() -> {
-      try {
-        for (int i = 0; i < SLEEPS; i++) {
-          long s0 = System.nanoTime();
-          Thread.sleep(1);
-          lat[i] = System.nanoTime() - s0;
-          done[0] = i + 1;
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread sleeper =
+        Thread.ofVirtual()
+            .name("sleeper")
+            .start(
+                () -> {
+                  try {
+                    for (int i = 0; i < SLEEPS; i++) {
+                      long s0 = System.nanoTime();
+                      Thread.sleep(1);
+                      lat[i] = System.nanoTime() - s0;
+                      done[0] = i + 1;
+                    }
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
     boolean starved = false;
     int seen = -1;
     long lastProgress = System.nanoTime();
@@ -148,13 +171,28 @@ public final class PreemptionDelay {
     sleeper.join();
     double callUs = runner == null ? 0 : elapsed / 1e3 / Math.max(1, calls[0]);
     if (starved) {
-      System.out.printf(Locale.ROOT, "%-14s %10.1f %10d   starved: %d of %d sleeps returned, none in the last %d ms%n",
-          name, callUs, calls[0], done[0], SLEEPS, STARVED_MS);
+      System.out.printf(
+          Locale.ROOT,
+          "%-14s %10.1f %10d   starved: %d of %d sleeps returned, none in the last %d ms%n",
+          name,
+          callUs,
+          calls[0],
+          done[0],
+          SLEEPS,
+          STARVED_MS);
       return;
     }
     long[] s = lat.clone();
     Arrays.sort(s);
-    System.out.printf(Locale.ROOT, "%-14s %10.1f %10d %8.2f %8.2f %8.2f %8s%n", name, callUs, calls[0],
-        s[SLEEPS / 2] / 1e6, s[(int) Math.ceil(SLEEPS * 0.99) - 1] / 1e6, s[SLEEPS - 1] / 1e6, carrier[0]);
+    System.out.printf(
+        Locale.ROOT,
+        "%-14s %10.1f %10d %8.2f %8.2f %8.2f %8s%n",
+        name,
+        callUs,
+        calls[0],
+        s[SLEEPS / 2] / 1e6,
+        s[(int) Math.ceil(SLEEPS * 0.99) - 1] / 1e6,
+        s[SLEEPS - 1] / 1e6,
+        carrier[0]);
   }
 }

@@ -17,8 +17,10 @@ public final class AppSupport {
   /** Go's schedtrace with detail, or a note that gmp4j is not loaded. */
   public static String schedtrace() {
     try {
-      return (String) Class.forName("io.gmp4j.Gmp", true, null)
-          .getMethod("schedtrace", boolean.class).invoke(null, true);
+      return (String)
+          Class.forName("io.gmp4j.Gmp", true, null)
+              .getMethod("schedtrace", boolean.class)
+              .invoke(null, true);
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       return "(gmp4j not loaded: " + e + ")\n";
     }
@@ -26,17 +28,21 @@ public final class AppSupport {
 
   /** Exits with status 3 and the scheduler state if {@code millis} pass before the end. */
   public static void watchdog(long millis, String what) {
-    Thread.ofPlatform().daemon().name("watchdog").start(() -> {
-      try {
-        Thread.sleep(millis);
-      } catch (InterruptedException e) {
-        return;
-      }
-      System.out.println("WATCHDOG " + what + " still running after " + millis + " ms");
-      System.out.print(schedtrace());
-      System.out.flush();
-      Runtime.getRuntime().halt(3);
-    });
+    Thread.ofPlatform()
+        .daemon()
+        .name("watchdog")
+        .start(
+            () -> {
+              try {
+                Thread.sleep(millis);
+              } catch (InterruptedException e) {
+                return;
+              }
+              System.out.println("WATCHDOG " + what + " still running after " + millis + " ms");
+              System.out.print(schedtrace());
+              System.out.flush();
+              Runtime.getRuntime().halt(3);
+            });
   }
 
   /**
@@ -46,26 +52,30 @@ public final class AppSupport {
    */
   public static Thread ticker(
       String name, BooleanSupplier stop, BooleanSupplier counting, long[] ticks) {
-    return Thread.ofVirtual().name(name).start(() -> {
-      try {
-        while (!stop.getAsBoolean()) {
-          Thread.sleep(1);
-          if (counting.getAsBoolean()) {
-            ticks[0]++;
-          }
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    return Thread.ofVirtual()
+        .name(name)
+        .start(
+            () -> {
+              try {
+                while (!stop.getAsBoolean()) {
+                  Thread.sleep(1);
+                  if (counting.getAsBoolean()) {
+                    ticks[0]++;
+                  }
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
   }
 
   /** A {@code Gmp.readMetrics()} counter, by its Go name; the agent put gmp4j on the boot path. */
   @SuppressWarnings("unchecked")
   public static long metric(String name) {
     try {
-      Map<String, Object> m = (Map<String, Object>) Class.forName("io.gmp4j.Gmp", true, null)
-          .getMethod("readMetrics").invoke(null);
+      Map<String, Object> m =
+          (Map<String, Object>)
+              Class.forName("io.gmp4j.Gmp", true, null).getMethod("readMetrics").invoke(null);
       return ((Number) m.get(name)).longValue();
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException(e);

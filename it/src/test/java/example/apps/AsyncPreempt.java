@@ -13,27 +13,34 @@ public final class AsyncPreempt {
 
   public static void main(String[] args) throws Exception {
     AppSupport.watchdog(20_000, "AsyncPreempt");
-    Thread main = Thread.ofVirtual().start(() -> {
-      Thread.ofVirtual().start(() -> {
-        for (;;) {
-          ready = 1;
-        }
-      });
-      Thread.ofVirtual().start(() -> {
-        ready2 = 1;
-        long o = 0;
-        for (long i = 0; i < (1L << 62); i++) {
-          o += i;
-        }
-        out = o;
-      });
-      while (ready == 0 || ready2 == 0) {
-        Thread.yield();
-      }
-      // Both loops are running; this G got the P back from them once, and must again.
-      Thread.yield();
-      System.out.println("OK");
-    });
+    Thread main =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  Thread.ofVirtual()
+                      .start(
+                          () -> {
+                            for (; ; ) {
+                              ready = 1;
+                            }
+                          });
+                  Thread.ofVirtual()
+                      .start(
+                          () -> {
+                            ready2 = 1;
+                            long o = 0;
+                            for (long i = 0; i < (1L << 62); i++) {
+                              o += i;
+                            }
+                            out = o;
+                          });
+                  while (ready == 0 || ready2 == 0) {
+                    Thread.yield();
+                  }
+                  // Both loops are running; this G got the P back from them once, and must again.
+                  Thread.yield();
+                  System.out.println("OK");
+                });
     main.join();
     System.out.flush();
     Runtime.getRuntime().halt(0);

@@ -64,37 +64,45 @@ public final class AttachWorkload {
     SynchronousQueue<Long> q1 = new SynchronousQueue<>();
     BlockingQueue<Long> q2 = new LinkedBlockingQueue<>();
     BlockingQueue<Long> q3 = new LinkedBlockingQueue<>();
-    Thread producer = Thread.ofVirtual().name("producer").start(() -> {
-      try {
-        for (long i = 0; !STOP.get(); i++) {
-          q1.put(i);
-          PRODUCED.incrementAndGet();
-          if ((i & 63) == 0) {
-            Thread.sleep(1);
-          }
-        }
-        q1.put(-1L);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread producer =
+        Thread.ofVirtual()
+            .name("producer")
+            .start(
+                () -> {
+                  try {
+                    for (long i = 0; !STOP.get(); i++) {
+                      q1.put(i);
+                      PRODUCED.incrementAndGet();
+                      if ((i & 63) == 0) {
+                        Thread.sleep(1);
+                      }
+                    }
+                    q1.put(-1L);
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
     Thread stage1 = Thread.ofVirtual().name("stage1").start(() -> pass(q1, q2));
     Thread stage2 = Thread.ofVirtual().name("stage2").start(() -> pass(q2, q3));
-    Thread consumer = Thread.ofVirtual().name("consumer").start(() -> {
-      try {
-        for (long v; (v = q3.take()) >= 0; ) {
-          synchronized (SEEN) {
-            if (SEEN.get((int) v)) {
-              duplicates++;
-            }
-            SEEN.set((int) v);
-            consumed++;
-          }
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread consumer =
+        Thread.ofVirtual()
+            .name("consumer")
+            .start(
+                () -> {
+                  try {
+                    for (long v; (v = q3.take()) >= 0; ) {
+                      synchronized (SEEN) {
+                        if (SEEN.get((int) v)) {
+                          duplicates++;
+                        }
+                        SEEN.set((int) v);
+                        consumed++;
+                      }
+                    }
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
     while (PRODUCED.get() < 100) {
       Thread.sleep(5);
     }
@@ -105,8 +113,8 @@ public final class AttachWorkload {
     long deadline = System.nanoTime() + 90_000_000_000L;
     while (!String.valueOf(System.getProperty("gmp4j.retransform")).startsWith("done ")) {
       if (System.nanoTime() > deadline) {
-        System.out.println("no retransformation seen: gmp4j.agent="
-            + System.getProperty("gmp4j.agent"));
+        System.out.println(
+            "no retransformation seen: gmp4j.agent=" + System.getProperty("gmp4j.agent"));
         System.exit(4);
       }
       Thread.sleep(20);
@@ -123,32 +131,45 @@ public final class AttachWorkload {
     long[] ticks = new long[1];
     Thread ticker = AppSupport.ticker("ticker", () -> !hogRunning.get(), hogRunning::get, ticks);
     long[] hogResult = new long[1];
-    Thread hog = Thread.ofVirtual().name("hog").start(() -> {
-      hogResult[0] = Hog.spin(hogMs);
-      hogRunning.set(false);
-    });
+    Thread hog =
+        Thread.ofVirtual()
+            .name("hog")
+            .start(
+                () -> {
+                  hogResult[0] = Hog.spin(hogMs);
+                  hogRunning.set(false);
+                });
     hog.join();
     ticker.join();
-    System.out.println("hog_done ticks=" + ticks[0] + " honored="
-        + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honored0)
-        + " handoffs=" + (AppSupport.metric("/sched/preemptions/handoffs:handoffs") - handoffs0)
-        + " hog=" + (hogResult[0] & 1));
+    System.out.println(
+        "hog_done ticks="
+            + ticks[0]
+            + " honored="
+            + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honored0)
+            + " handoffs="
+            + (AppSupport.metric("/sched/preemptions/handoffs:handoffs") - handoffs0)
+            + " hog="
+            + (hogResult[0] & 1));
     System.out.flush();
 
     // Step 4: keep gmp4j busy for gmp4j top (eight Gs that compute and sleep) until finish.
     List<Thread> busy = new ArrayList<>();
     for (int i = 0; i < 8; i++) {
       long ms = 1 + i % 3;
-      busy.add(Thread.ofVirtual().name("busy-" + i).start(() -> {
-        try {
-          while (!STOP.get()) {
-            Hog.spin(ms);
-            Thread.sleep(3);
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }));
+      busy.add(
+          Thread.ofVirtual()
+              .name("busy-" + i)
+              .start(
+                  () -> {
+                    try {
+                      while (!STOP.get()) {
+                        Hog.spin(ms);
+                        Thread.sleep(3);
+                      }
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                  }));
     }
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
     for (String line; (line = in.readLine()) != null && !line.equals("finish"); ) {

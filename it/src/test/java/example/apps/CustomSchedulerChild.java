@@ -19,36 +19,43 @@ public final class CustomSchedulerChild {
     AppSupport.watchdog(20_000, "CustomSchedulerChild");
     ExecutorService pool = Executors.newFixedThreadPool(1, r -> new Thread(r, "custom-carrier"));
     Executor custom = pool::execute;
-    Constructor<?> ctor = Class.forName("java.lang.ThreadBuilders$VirtualThreadBuilder")
-        .getDeclaredConstructor(Executor.class);
+    Constructor<?> ctor =
+        Class.forName("java.lang.ThreadBuilders$VirtualThreadBuilder")
+            .getDeclaredConstructor(Executor.class);
     ctor.setAccessible(true);
     Thread.Builder.OfVirtual onCustom = (Thread.Builder.OfVirtual) ctor.newInstance(custom);
 
     Object[] box = new Object[4];
-    onCustom.start(() -> {
-      box[0] = AppSupport.carrier();
-      try {
-        Thread child = Thread.ofVirtual().unstarted(() -> box[2] = AppSupport.carrier());
-        box[1] = scheduler(child);
-        child.start();
-        child.join();
-      } catch (Exception e) {
-        box[1] = e;
-      }
-    }).join();
+    onCustom
+        .start(
+            () -> {
+              box[0] = AppSupport.carrier();
+              try {
+                Thread child = Thread.ofVirtual().unstarted(() -> box[2] = AppSupport.carrier());
+                box[1] = scheduler(child);
+                child.start();
+                child.join();
+              } catch (Exception e) {
+                box[1] = e;
+              }
+            })
+        .join();
     System.out.println("parent=" + box[0]);
     System.out.println("childInherits=" + (box[1] == custom));
     System.out.println("child=" + box[2]);
 
     Thread.ofVirtual().start(() -> box[3] = AppSupport.carrier()).join();
     System.out.println("fromPlatform=" + box[3]);
-    Thread.ofVirtual().start(() -> {
-      try {
-        Thread.ofVirtual().start(() -> box[3] = AppSupport.carrier()).join();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }).join();
+    Thread.ofVirtual()
+        .start(
+            () -> {
+              try {
+                Thread.ofVirtual().start(() -> box[3] = AppSupport.carrier()).join();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            })
+        .join();
     System.out.println("fromDefault=" + box[3]);
     pool.shutdown();
     System.out.println("done=true");

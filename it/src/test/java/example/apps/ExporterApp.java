@@ -34,16 +34,20 @@ public final class ExporterApp {
       parked.add(Thread.ofVirtual().name("parked-" + i).start(() -> parkHere(release)));
     }
     AtomicBoolean stop = new AtomicBoolean();
-    Thread churn = Thread.ofVirtual().name("churn").start(() -> {
-      while (!stop.get()) {
-        try {
-          Thread.ofVirtual().start(() -> { }).join();
-          Thread.sleep(2);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    });
+    Thread churn =
+        Thread.ofVirtual()
+            .name("churn")
+            .start(
+                () -> {
+                  while (!stop.get()) {
+                    try {
+                      Thread.ofVirtual().start(() -> {}).join();
+                      Thread.sleep(2);
+                    } catch (InterruptedException e) {
+                      return;
+                    }
+                  }
+                });
     System.out.println("ready");
     System.out.flush();
     if (waitForStdin) {

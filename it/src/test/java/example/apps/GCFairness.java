@@ -15,26 +15,31 @@ public final class GCFairness {
     FileOutputStream f = new FileOutputStream("/dev/null");
     byte[] dot = {'.'};
     long[] elapsed = {-1};
-    Thread main = Thread.ofVirtual().start(() -> {
-      for (int i = 0; i < 2; i++) {
-        Thread.ofVirtual().start(() -> {
-          try {
-            for (; ; ) {
-              f.write(dot);
-            }
-          } catch (IOException e) {
-            throw new RuntimeException(e);
-          }
-        });
-      }
-      long start = System.nanoTime();
-      try {
-        Thread.sleep(10);
-      } catch (InterruptedException e) {
-        return;
-      }
-      elapsed[0] = (System.nanoTime() - start) / 1_000_000;
-    });
+    Thread main =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  for (int i = 0; i < 2; i++) {
+                    Thread.ofVirtual()
+                        .start(
+                            () -> {
+                              try {
+                                for (; ; ) {
+                                  f.write(dot);
+                                }
+                              } catch (IOException e) {
+                                throw new RuntimeException(e);
+                              }
+                            });
+                  }
+                  long start = System.nanoTime();
+                  try {
+                    Thread.sleep(10);
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                  elapsed[0] = (System.nanoTime() - start) / 1_000_000;
+                });
     main.join(5_000);
     System.out.println("carrier=" + carrierOf(main));
     if (elapsed[0] < 0) {

@@ -15,12 +15,14 @@ public final class GCFairness2 {
     long[] count = new long[3];
     for (int i = 0; i < 3; i++) {
       final int me = i;
-      Thread.ofVirtual().start(() -> {
-        while (!stop) {
-          sink = new byte[1024];
-          count[me]++;
-        }
-      });
+      Thread.ofVirtual()
+          .start(
+              () -> {
+                while (!stop) {
+                  sink = new byte[1024];
+                  count[me]++;
+                }
+              });
     }
     Thread.sleep(30);
     long[] seen = count.clone();

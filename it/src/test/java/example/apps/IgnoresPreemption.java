@@ -42,32 +42,36 @@ public final class IgnoresPreemption {
     Thread.sleep(50); // the ticker is parked in its first sleep
     long[] hogNanos = new long[1];
     long[] honoredAtReturn = new long[1];
-    Thread hog = Thread.ofVirtual().start(() -> {
-      hogInCall = true;
-      long t0 = System.nanoTime();
-      if (jdk) {
-        Arrays.sort(data);
-      } else {
-        sink = Library.spin(1000);
-      }
-      hogNanos[0] = System.nanoTime() - t0;
-      hogInCall = false;
-      honoredAtReturn[0] = AppSupport.metric("/sched/preemptions/honored:preemptions");
-      long end = System.nanoTime() + 50_000_000L;
-      long x = 0;
-      while (System.nanoTime() - end < 0) { // instrumented: polls at this back-edge
-        x++;
-      }
-      sink += x;
-    });
+    Thread hog =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  hogInCall = true;
+                  long t0 = System.nanoTime();
+                  if (jdk) {
+                    Arrays.sort(data);
+                  } else {
+                    sink = Library.spin(1000);
+                  }
+                  hogNanos[0] = System.nanoTime() - t0;
+                  hogInCall = false;
+                  honoredAtReturn[0] = AppSupport.metric("/sched/preemptions/honored:preemptions");
+                  long end = System.nanoTime() + 50_000_000L;
+                  long x = 0;
+                  while (System.nanoTime() - end < 0) { // instrumented: polls at this back-edge
+                    x++;
+                  }
+                  sink += x;
+                });
     hog.join();
     stop = true;
     ticker.join();
     System.out.println("ticks=" + ticks[0]);
     System.out.println("hog_ms=" + hogNanos[0] / 1_000_000);
     System.out.println("handoffs=" + AppSupport.metric("/sched/preemptions/handoffs:handoffs"));
-    System.out.println("honored_after="
-        + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honoredAtReturn[0]));
+    System.out.println(
+        "honored_after="
+            + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honoredAtReturn[0]));
     System.out.flush();
   }
 }

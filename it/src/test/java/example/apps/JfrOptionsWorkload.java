@@ -40,7 +40,7 @@ public final class JfrOptionsWorkload {
     Thread.ofVirtual().start(() -> carrier[0] = AppSupport.carrier()).join();
     System.out.println("carrier=" + carrier[0]);
     switch (args[0]) {
-      case "short" -> { }
+      case "short" -> {}
       case "mixed" -> mixed(1_500, null);
       case "attach" -> {
         Path dir = Path.of(args[1]);
@@ -70,42 +70,52 @@ public final class JfrOptionsWorkload {
     for (int i = 0; i < pairs.length; i += 2) {
       SynchronousQueue<Integer> ping = new SynchronousQueue<>();
       SynchronousQueue<Integer> pong = new SynchronousQueue<>();
-      pairs[i] = Thread.ofVirtual().start(() -> {
-        try {
-          while (!stop) {
-            ping.put(1);
-            pong.take();
-          }
-          ping.put(0);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
-      pairs[i + 1] = Thread.ofVirtual().start(() -> {
-        try {
-          while (ping.take() != 0) {
-            pong.put(1);
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
+      pairs[i] =
+          Thread.ofVirtual()
+              .start(
+                  () -> {
+                    try {
+                      while (!stop) {
+                        ping.put(1);
+                        pong.take();
+                      }
+                      ping.put(0);
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                  });
+      pairs[i + 1] =
+          Thread.ofVirtual()
+              .start(
+                  () -> {
+                    try {
+                      while (ping.take() != 0) {
+                        pong.put(1);
+                      }
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                  });
     }
-    Thread spinner = Thread.ofVirtual().start(() -> {
-      while (!stop) {
-        long until = System.nanoTime() + 30_000_000L;
-        long x = 0;
-        while (System.nanoTime() - until < 0) { // polls here: preempted at each 10 ms slice
-          x++;
-        }
-        sink += x;
-        try {
-          Thread.sleep(5);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    });
+    Thread spinner =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  while (!stop) {
+                    long until = System.nanoTime() + 30_000_000L;
+                    long x = 0;
+                    while (System.nanoTime() - until
+                        < 0) { // polls here: preempted at each 10 ms slice
+                      x++;
+                    }
+                    sink += x;
+                    try {
+                      Thread.sleep(5);
+                    } catch (InterruptedException e) {
+                      return;
+                    }
+                  }
+                });
     boolean resized = false;
     while (System.nanoTime() - end < 0 && (stopFile == null || !Files.exists(stopFile))) {
       for (int i = 0; i < 20; i++) {
@@ -128,8 +138,10 @@ public final class JfrOptionsWorkload {
   /** io.gmp4j.Gmp.gomaxprocs(n) by name (0: read only); -1 without gmp4j. */
   static int gomaxprocs(int n) {
     try {
-      return (int) Class.forName("io.gmp4j.Gmp", true, null).getMethod("gomaxprocs", int.class)
-          .invoke(null, n);
+      return (int)
+          Class.forName("io.gmp4j.Gmp", true, null)
+              .getMethod("gomaxprocs", int.class)
+              .invoke(null, n);
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       return -1;
     }
@@ -137,22 +149,30 @@ public final class JfrOptionsWorkload {
 
   /** A second without polls at one P beside a ticker: sysmon hands the P off. */
   static void hog() throws InterruptedException {
-    Thread ticker = Thread.ofVirtual().start(() -> {
-      try {
-        while (!stop) {
-          Thread.sleep(1);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread ticker =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  try {
+                    while (!stop) {
+                      Thread.sleep(1);
+                    }
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
     Thread.sleep(500); // half a second of ticks: the runs the flight recorder's window shows
     long handoffs0 = AppSupport.metric(HANDOFFS);
-    Thread hog = Thread.ofVirtual().start(() -> {
-      for (int i = 0; i < 20 && (i == 0 || AppSupport.metric(HANDOFFS) == handoffs0); i++) {
-        sink = IgnoresPreemption.Library.spin(1_000);
-      }
-    });
+    Thread hog =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  for (int i = 0;
+                      i < 20 && (i == 0 || AppSupport.metric(HANDOFFS) == handoffs0);
+                      i++) {
+                    sink = IgnoresPreemption.Library.spin(1_000);
+                  }
+                });
     hog.join();
     stop = true;
     ticker.join();

@@ -71,14 +71,18 @@ public final class JfrWorkload {
     int procs = Gmp.gomaxprocs();
 
     // Spawns from a goroutine: 300 Gs on one P's runnext and ring, which the other P steals.
-    Thread spawner = Thread.ofVirtual().name("spawner").start(() -> {
-      List<Thread> kids = new ArrayList<>();
-      for (int i = 0; i < 300; i++) {
-        int k = i;
-        kids.add(Thread.ofVirtual().start(() -> sink += spin(20_000 + k)));
-      }
-      joinAll(kids);
-    });
+    Thread spawner =
+        Thread.ofVirtual()
+            .name("spawner")
+            .start(
+                () -> {
+                  List<Thread> kids = new ArrayList<>();
+                  for (int i = 0; i < 300; i++) {
+                    int k = i;
+                    kids.add(Thread.ofVirtual().start(() -> sink += spin(20_000 + k)));
+                  }
+                  joinAll(kids);
+                });
     spawner.join();
 
     // Ping-pong pairs: each round trip parks and unparks both sides.
@@ -86,17 +90,25 @@ public final class JfrWorkload {
     for (int i = 0; i < 4; i++) {
       SynchronousQueue<Integer> ping = new SynchronousQueue<>();
       SynchronousQueue<Integer> pong = new SynchronousQueue<>();
-      pairs.add(Thread.ofVirtual().name("ping" + i).start(() -> {
-        for (int n = 0; n < 2_000; n++) {
-          put(ping, n);
-          take(pong);
-        }
-      }));
-      pairs.add(Thread.ofVirtual().name("pong" + i).start(() -> {
-        for (int n = 0; n < 2_000; n++) {
-          put(pong, take(ping));
-        }
-      }));
+      pairs.add(
+          Thread.ofVirtual()
+              .name("ping" + i)
+              .start(
+                  () -> {
+                    for (int n = 0; n < 2_000; n++) {
+                      put(ping, n);
+                      take(pong);
+                    }
+                  }));
+      pairs.add(
+          Thread.ofVirtual()
+              .name("pong" + i)
+              .start(
+                  () -> {
+                    for (int n = 0; n < 2_000; n++) {
+                      put(pong, take(ping));
+                    }
+                  }));
     }
     joinAll(pairs);
 
@@ -129,10 +141,14 @@ public final class JfrWorkload {
       }
       joinAll(fifoReaders);
     }
-    Thread sorter = Thread.ofVirtual().name("sorter").start(() -> {
-      Arrays.sort(sortData);
-      sink += spinFor(30); // polls: the request that sysmon left set takes it back
-    });
+    Thread sorter =
+        Thread.ofVirtual()
+            .name("sorter")
+            .start(
+                () -> {
+                  Arrays.sort(sortData);
+                  sink += spinFor(30); // polls: the request that sysmon left set takes it back
+                });
     sorter.join();
 
     Thread.ofVirtual().start(() -> Gmp.gomaxprocs(procs)).join();

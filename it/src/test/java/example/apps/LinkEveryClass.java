@@ -83,18 +83,24 @@ public final class LinkEveryClass {
 
   /** The probe agent of step 4: observes, never changes a class. */
   public static void premain(String args, Instrumentation inst) {
-    inst.addTransformer(new ClassFileTransformer() {
-      @Override
-      public byte[] transform(ClassLoader loader, String className, Class<?> redefined,
-          ProtectionDomain pd, byte[] classfile) {
-        if (loader instanceof JarLoader jl && className != null) {
-          CRC32 crc = new CRC32();
-          crc.update(classfile);
-          jl.seen.put(className, crc.getValue());
-        }
-        return null;
-      }
-    }, false);
+    inst.addTransformer(
+        new ClassFileTransformer() {
+          @Override
+          public byte[] transform(
+              ClassLoader loader,
+              String className,
+              Class<?> redefined,
+              ProtectionDomain pd,
+              byte[] classfile) {
+            if (loader instanceof JarLoader jl && className != null) {
+              CRC32 crc = new CRC32();
+              crc.update(classfile);
+              jl.seen.put(className, crc.getValue());
+            }
+            return null;
+          }
+        },
+        false);
   }
 
   /** One jar under test and its dependencies; see step 2. */
@@ -137,10 +143,14 @@ public final class LinkEveryClass {
     Map<Integer, Integer> changedVersions = new TreeMap<>(); // 'changed' by class-file version
     try (JarFile jar = new JarFile(main, false, ZipFile.OPEN_READ, Runtime.version());
         JarLoader loader = new JarLoader(urls.toArray(URL[]::new))) {
-      List<JarEntry> entries = jar.versionedStream()
-          .filter(e -> e.getName().endsWith(".class") && !e.getName().startsWith("META-INF/")
-              && !e.getName().endsWith("module-info.class"))
-          .toList();
+      List<JarEntry> entries =
+          jar.versionedStream()
+              .filter(
+                  e ->
+                      e.getName().endsWith(".class")
+                          && !e.getName().startsWith("META-INF/")
+                          && !e.getName().endsWith("module-info.class"))
+              .toList();
       for (JarEntry e : entries) {
         String internal = e.getName().substring(0, e.getName().length() - ".class".length());
         classes++;
@@ -161,9 +171,25 @@ public final class LinkEveryClass {
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
     fails.forEach(System.out::println);
-    System.out.println("jar=" + name + " file=" + main.getName() + " classes=" + classes
-        + " linked=" + linked + " failed=" + fails.size() + " changed=" + changed + " ms=" + ms
-        + " versions=" + byVersion(versions) + " changedVersions=" + byVersion(changedVersions));
+    System.out.println(
+        "jar="
+            + name
+            + " file="
+            + main.getName()
+            + " classes="
+            + classes
+            + " linked="
+            + linked
+            + " failed="
+            + fails.size()
+            + " changed="
+            + changed
+            + " ms="
+            + ms
+            + " versions="
+            + byVersion(versions)
+            + " changedVersions="
+            + byVersion(changedVersions));
   }
 
   /** {@code 49:1301,52:86}; {@code -} for none. */
@@ -193,15 +219,18 @@ public final class LinkEveryClass {
 
   /** The throwable, its message on one line, and the root cause's if it differs. */
   private static String describe(Throwable t) {
-    StringBuilder sb = new StringBuilder(t.getClass().getName()).append(": ")
-        .append(t.getMessage());
+    StringBuilder sb =
+        new StringBuilder(t.getClass().getName()).append(": ").append(t.getMessage());
     Throwable root = t;
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
     }
     if (root != t) {
-      sb.append(" (cause ").append(root.getClass().getName()).append(": ")
-          .append(root.getMessage()).append(')');
+      sb.append(" (cause ")
+          .append(root.getClass().getName())
+          .append(": ")
+          .append(root.getMessage())
+          .append(')');
     }
     return sb.toString().replace("\r", "").replace("\n", "\\n");
   }
@@ -211,12 +240,16 @@ public final class LinkEveryClass {
   /** Step 1; throws AssertionError (exit 1) if the trigger does not verify or if it initialises. */
   private static void selfCheck() throws Exception {
     Definer definer = new Definer();
-    expectVerifyError(definer.define("selfcheck.BadMethod",
-        classFile("selfcheck/BadMethod", 0x0021, "bad", "()Ljava/lang/Object;", 0x0009)));
-    expectVerifyError(definer.define("selfcheck.BadInterfaceInit",
-        classFile("selfcheck/BadInterfaceInit", 0x0601, "<clinit>", "()V", 0x0008)));
-    Class<?> canary = Class.forName(ClinitCanary.class.getName(), false,
-        LinkEveryClass.class.getClassLoader());
+    expectVerifyError(
+        definer.define(
+            "selfcheck.BadMethod",
+            classFile("selfcheck/BadMethod", 0x0021, "bad", "()Ljava/lang/Object;", 0x0009)));
+    expectVerifyError(
+        definer.define(
+            "selfcheck.BadInterfaceInit",
+            classFile("selfcheck/BadInterfaceInit", 0x0601, "<clinit>", "()V", 0x0008)));
+    Class<?> canary =
+        Class.forName(ClinitCanary.class.getName(), false, LinkEveryClass.class.getClassLoader());
     link(canary);
     if (System.getProperty(ClinitCanary.RAN) != null) {
       throw new AssertionError("selfcheck: getDeclaredConstructors ran <clinit>");
@@ -230,9 +263,11 @@ public final class LinkEveryClass {
     } catch (VerifyError expected) {
       return;
     }
-    throw new AssertionError("selfcheck: " + c.getName()
-        + " linked without VerifyError: getDeclaredConstructors does not verify, or"
-        + " -Xverify:all is missing");
+    throw new AssertionError(
+        "selfcheck: "
+            + c.getName()
+            + " linked without VerifyError: getDeclaredConstructors does not verify, or"
+            + " -Xverify:all is missing");
   }
 
   /** Its initialiser must never run in this program. */
@@ -260,8 +295,9 @@ public final class LinkEveryClass {
    * Object, with one method whose code is {@code iconst_0; areturn}: a verify error for any
    * descriptor, since an int is no reference and a void method returns none.
    */
-  private static byte[] classFile(String internalName, int classAccess, String method,
-      String descriptor, int methodAccess) throws IOException {
+  private static byte[] classFile(
+      String internalName, int classAccess, String method, String descriptor, int methodAccess)
+      throws IOException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     DataOutputStream out = new DataOutputStream(bytes);
     out.writeInt(0xCAFEBABE);

@@ -25,13 +25,16 @@ public final class LockOSThreadExit {
     ClassLoader loader = Gmp.class.getClassLoader();
     System.out.println("gmp_loader=" + (loader == null ? "boot" : loader.toString()));
     List<String> lines = new ArrayList<>();
-    Thread main = Thread.ofVirtual().start(() -> {
-      try {
-        run(lines);
-      } catch (Throwable t) {
-        lines.add("error=" + t);
-      }
-    });
+    Thread main =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  try {
+                    run(lines);
+                  } catch (Throwable t) {
+                    lines.add("error=" + t);
+                  }
+                });
     main.join();
     lines.forEach(System.out::println);
     System.out.flush();
@@ -45,22 +48,25 @@ public final class LockOSThreadExit {
 
     String[] mine = new String[1];
     boolean[] moved = {false};
-    Thread sub = Thread.ofVirtual().start(() -> {
-      Gmp.lockOSThread();
-      mine[0] = AppSupport.carrier();
-      for (int i = 0; i < 10; i++) {
-        Thread.yield();
-        try {
-          Thread.sleep(1);
-        } catch (InterruptedException e) {
-          return;
-        }
-        if (!mine[0].equals(AppSupport.carrier())) {
-          moved[0] = true;
-        }
-      }
-      // ends while locked: takes its carrier with it
-    });
+    Thread sub =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  Gmp.lockOSThread();
+                  mine[0] = AppSupport.carrier();
+                  for (int i = 0; i < 10; i++) {
+                    Thread.yield();
+                    try {
+                      Thread.sleep(1);
+                    } catch (InterruptedException e) {
+                      return;
+                    }
+                    if (!mine[0].equals(AppSupport.carrier())) {
+                      moved[0] = true;
+                    }
+                  }
+                  // ends while locked: takes its carrier with it
+                });
     sub.join();
     String dead = mine[0];
     out.add("locked_carrier=" + dead);
@@ -86,12 +92,15 @@ public final class LockOSThreadExit {
     List<String> later = new ArrayList<>();
     List<Thread> gs = new ArrayList<>();
     for (int i = 0; i < 50; i++) {
-      gs.add(Thread.ofVirtual().start(() -> {
-        String c = AppSupport.carrier();
-        synchronized (later) {
-          later.add(c);
-        }
-      }));
+      gs.add(
+          Thread.ofVirtual()
+              .start(
+                  () -> {
+                    String c = AppSupport.carrier();
+                    synchronized (later) {
+                      later.add(c);
+                    }
+                  }));
     }
     for (Thread t : gs) {
       t.join();

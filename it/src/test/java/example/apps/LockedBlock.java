@@ -17,24 +17,27 @@ public final class LockedBlock {
     AppSupport.watchdog(30_000, "LockedBlock");
     SynchronousQueue<Integer> c = new SynchronousQueue<>();
     Set<String> carriers = new TreeSet<>();
-    Thread g = Thread.ofVirtual().start(() -> {
-      Gmp.lockOSThread();
-      try {
-        for (int i = 0; i < 10; i++) {
-          synchronized (carriers) {
-            carriers.add(AppSupport.carrier());
-          }
-          c.put(i);
-        }
-        synchronized (carriers) {
-          carriers.add(AppSupport.carrier());
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } finally {
-        Gmp.unlockOSThread();
-      }
-    });
+    Thread g =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  Gmp.lockOSThread();
+                  try {
+                    for (int i = 0; i < 10; i++) {
+                      synchronized (carriers) {
+                        carriers.add(AppSupport.carrier());
+                      }
+                      c.put(i);
+                    }
+                    synchronized (carriers) {
+                      carriers.add(AppSupport.carrier());
+                    }
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  } finally {
+                    Gmp.unlockOSThread();
+                  }
+                });
     int sent = 0;
     for (int i = 0; i < 10; i++) {
       Thread.sleep(1); // let the locked G block on every send

@@ -46,31 +46,35 @@ public final class MatrixHog {
     Thread.sleep(50); // the sleeper is parked in its first sleep
     long honored0 = AppSupport.metric("/sched/preemptions/honored:preemptions");
     long[] hog = new long[2]; // {nanos, products}
-    Thread hogThread = Thread.ofVirtual().name("hog").start(() -> {
-      hogRunning = true;
-      long t0 = System.nanoTime();
-      do {
-        sink += m.multiply(m).getEntry(7, 7);
-        hog[1]++;
-      } while (System.nanoTime() - t0 < millis * 1_000_000);
-      hog[0] = System.nanoTime() - t0;
-      hogRunning = false;
-    });
+    Thread hogThread =
+        Thread.ofVirtual()
+            .name("hog")
+            .start(
+                () -> {
+                  hogRunning = true;
+                  long t0 = System.nanoTime();
+                  do {
+                    sink += m.multiply(m).getEntry(7, 7);
+                    hog[1]++;
+                  } while (System.nanoTime() - t0 < millis * 1_000_000);
+                  hog[0] = System.nanoTime() - t0;
+                  hogRunning = false;
+                });
     hogThread.join();
     stop = true;
     sleeper.join();
     System.out.println("ticks=" + ticks[0]);
     System.out.println("hog_ms=" + hog[0] / 1_000_000);
     System.out.println("products=" + hog[1]);
-    System.out.println("honored="
-        + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honored0));
+    System.out.println(
+        "honored=" + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honored0));
     System.out.println("handoffs=" + AppSupport.metric("/sched/preemptions/handoffs:handoffs"));
-    System.out.println("instrumented="
-        + AppSupport.metric("/sched/instrumentation/classes/instrumented:classes"));
+    System.out.println(
+        "instrumented=" + AppSupport.metric("/sched/instrumentation/classes/instrumented:classes"));
     String port = System.getProperty("gmp.exporter.port");
     if (port != null && !port.equals("0")) {
-      try (InputStream in = URI.create("http://127.0.0.1:" + port + "/debug/instrumentation")
-          .toURL().openStream()) {
+      try (InputStream in =
+          URI.create("http://127.0.0.1:" + port + "/debug/instrumentation").toURL().openStream()) {
         System.out.println("--- instrumentation ---");
         System.out.print(new String(in.readAllBytes(), StandardCharsets.UTF_8));
         System.out.println("--- end ---");

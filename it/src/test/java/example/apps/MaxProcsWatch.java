@@ -15,36 +15,42 @@ public final class MaxProcsWatch {
   public static void main(String[] args) throws Exception {
     AppSupport.watchdog(120_000, "MaxProcsWatch");
     // A G running keeps sysmon out of its deep sleep, as a busy service would.
-    Thread.ofVirtual().start(() -> {
-      for (; ; ) {
-        try {
-          Thread.sleep(5);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    });
+    Thread.ofVirtual()
+        .start(
+            () -> {
+              for (; ; ) {
+                try {
+                  Thread.sleep(5);
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+            });
     long last = AppSupport.metric("/sched/gomaxprocs:threads");
     System.out.println("jdk=" + Runtime.getRuntime().availableProcessors() + " gomaxprocs=" + last);
     System.out.flush();
-    Thread watcher = Thread.ofPlatform().daemon().start(() -> {
-      long seen = -1;
-      for (; ; ) {
-        long n = AppSupport.metric("/sched/gomaxprocs:threads");
-        if (n != seen) {
-          if (seen >= 0) {
-            System.out.println("gomaxprocs=" + n);
-            System.out.flush();
-          }
-          seen = n;
-        }
-        try {
-          Thread.sleep(50);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    });
+    Thread watcher =
+        Thread.ofPlatform()
+            .daemon()
+            .start(
+                () -> {
+                  long seen = -1;
+                  for (; ; ) {
+                    long n = AppSupport.metric("/sched/gomaxprocs:threads");
+                    if (n != seen) {
+                      if (seen >= 0) {
+                        System.out.println("gomaxprocs=" + n);
+                        System.out.flush();
+                      }
+                      seen = n;
+                    }
+                    try {
+                      Thread.sleep(50);
+                    } catch (InterruptedException e) {
+                      return;
+                    }
+                  }
+                });
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
     for (String line; (line = in.readLine()) != null && !line.equals("finish"); ) {
       // wait

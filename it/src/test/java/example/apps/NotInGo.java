@@ -29,14 +29,16 @@ public final class NotInGo {
       RandomAccessFile writer = new RandomAccessFile(fifo.toFile(), "rw"); // opens at once
       CountDownLatch started = new CountDownLatch(n);
       for (int i = 0; i < n; i++) {
-        Thread.ofVirtual().start(() -> {
-          started.countDown();
-          try (FileInputStream in = new FileInputStream(fifo.toFile())) {
-            in.read();
-          } catch (IOException ignored) {
-            // end
-          }
-        });
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  started.countDown();
+                  try (FileInputStream in = new FileInputStream(fifo.toFile())) {
+                    in.read();
+                  } catch (IOException ignored) {
+                    // end
+                  }
+                });
       }
       started.await(5, TimeUnit.SECONDS);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -60,8 +62,8 @@ public final class NotInGo {
 
   @SuppressWarnings("unchecked")
   private static Map<String, Object> metrics() throws ReflectiveOperationException {
-    return (Map<String, Object>) Class.forName("io.gmp4j.Gmp", true, null)
-        .getMethod("readMetrics").invoke(null);
+    return (Map<String, Object>)
+        Class.forName("io.gmp4j.Gmp", true, null).getMethod("readMetrics").invoke(null);
   }
 
   private static long gauge(Map<String, Object> m, String name) {

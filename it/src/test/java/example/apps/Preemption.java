@@ -15,15 +15,18 @@ public final class Preemption {
     int[] turns = new int[2];
     for (int g = 0; g < 2; g++) {
       final int me = g;
-      ts[g] = Thread.ofVirtual().start(() -> {
-        for (int i = 0; i < n; i++) {
-          while (x != me) {
-            preempt();
-          }
-          x = 1 - me;
-          turns[me]++;
-        }
-      });
+      ts[g] =
+          Thread.ofVirtual()
+              .start(
+                  () -> {
+                    for (int i = 0; i < n; i++) {
+                      while (x != me) {
+                        preempt();
+                      }
+                      x = 1 - me;
+                      turns[me]++;
+                    }
+                  });
     }
     for (Thread t : ts) {
       t.join();

@@ -2,7 +2,6 @@ package example.apps;
 
 import io.gmp4j.Gmp;
 import java.io.FileOutputStream;
-import java.io.IOException;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 
@@ -60,8 +59,9 @@ public final class PreemptionAfterSyscall {
   public static void main(String[] args) throws Exception {
     long nanos = Long.parseLong(args[0]) * 1_000;
     int iterations = Integer.parseInt(args[1]);
-    AppSupport.watchdog(args.length > 2 ? Long.parseLong(args[2])
-        : 30_000L + iterations * 2 * MAX_MS, "PreemptionAfterSyscall");
+    AppSupport.watchdog(
+        args.length > 2 ? Long.parseLong(args[2]) : 30_000L + iterations * 2 * MAX_MS,
+        "PreemptionAfterSyscall");
     devNull = new FileOutputStream("/dev/null");
     boolean gmp4j = Gmp.class.getClassLoader() == null; // the agent's boot-path runtime
     System.out.println("gmp_loader=" + (gmp4j ? "boot" : Gmp.class.getClassLoader().toString()));
@@ -71,28 +71,31 @@ public final class PreemptionAfterSyscall {
     long[] max = {0};
     boolean[] ok = {true};
     String[] carrier = {"?"};
-    Thread main = Thread.ofVirtual().start(() -> {
-      carrier[0] = AppSupport.carrier();
-      try {
-        for (int i = 0; i < iterations; i++) {
-          long ms = iteration(nanos);
-          System.out.println("iter" + i + "_ms=" + ms);
-          max[0] = Math.max(max[0], ms);
-          if (ms > MAX_MS) {
-            ok[0] = false;
-          }
-        }
-      } catch (Exception e) {
-        ok[0] = false;
-        e.printStackTrace(System.out);
-      }
-    });
+    Thread main =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  carrier[0] = AppSupport.carrier();
+                  try {
+                    for (int i = 0; i < iterations; i++) {
+                      long ms = iteration(nanos);
+                      System.out.println("iter" + i + "_ms=" + ms);
+                      max[0] = Math.max(max[0], ms);
+                      if (ms > MAX_MS) {
+                        ok[0] = false;
+                      }
+                    }
+                  } catch (Exception e) {
+                    ok[0] = false;
+                    e.printStackTrace(System.out);
+                  }
+                });
     main.join();
     System.out.println("main_carrier=" + carrier[0]);
     System.out.println("max_ms=" + max[0]);
     if (gmp4j) {
-      System.out.println("syscall_handoffs="
-          + Gmp.readMetrics().get("/sched/syscalls/handoffs:handoffs"));
+      System.out.println(
+          "syscall_handoffs=" + Gmp.readMetrics().get("/sched/syscalls/handoffs:handoffs"));
     }
     if (ok[0]) {
       System.out.println("OK");
@@ -109,17 +112,19 @@ public final class PreemptionAfterSyscall {
     stop = false;
     long start = System.nanoTime();
     for (int g = 0; g < NROUTINES; g++) {
-      Thread.ofVirtual().start(() -> {
-        try {
-          c.put(true);
-          while (!stop) {
-            fakeSyscall(nanos);
-          }
-          c.put(true);
-        } catch (Exception e) {
-          throw new RuntimeException(e);
-        }
-      });
+      Thread.ofVirtual()
+          .start(
+              () -> {
+                try {
+                  c.put(true);
+                  while (!stop) {
+                    fakeSyscall(nanos);
+                  }
+                  c.put(true);
+                } catch (Exception e) {
+                  throw new RuntimeException(e);
+                }
+              });
     }
     for (int g = 0; g < NROUTINES; g++) { // wait until all goroutines have started
       c.take();

@@ -30,8 +30,12 @@ public final class ScrapeCostApp {
     System.out.printf("ops/s=%.0f%n", ops.sum() / (double) seconds);
   }
 
-  private static void side(SynchronousQueue<Integer> out, SynchronousQueue<Integer> in,
-      boolean first, long end, LongAdder ops) {
+  private static void side(
+      SynchronousQueue<Integer> out,
+      SynchronousQueue<Integer> in,
+      boolean first,
+      long end,
+      LongAdder ops) {
     try {
       int n = 0;
       if (first) {

@@ -25,27 +25,35 @@ public final class SleepBesideHogs {
     AppSupport.watchdog(args.length > 3 ? Long.parseLong(args[3]) : 60_000, "SleepBesideHogs");
     Thread[] hog = new Thread[hogs];
     for (int i = 0; i < hogs; i++) {
-      hog[i] = Thread.ofVirtual().name("hog-" + i).start(() -> {
-        long x = 0;
-        while (!stop) {
-          x = x * 31 + 7; // the agent's back-edge poll is the only call-free way out
-        }
-        sink = x;
-      });
+      hog[i] =
+          Thread.ofVirtual()
+              .name("hog-" + i)
+              .start(
+                  () -> {
+                    long x = 0;
+                    while (!stop) {
+                      x = x * 31 + 7; // the agent's back-edge poll is the only call-free way out
+                    }
+                    sink = x;
+                  });
     }
     long[] over = new long[n];
-    Thread sleeper = Thread.ofVirtual().name("sleeper").start(() -> {
-      try {
-        Thread.sleep(50); // let the hogs take the Ps first
-        for (int i = 0; i < over.length; i++) {
-          long t0 = System.nanoTime();
-          Thread.sleep(1);
-          over[i] = System.nanoTime() - t0 - 1_000_000L;
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread sleeper =
+        Thread.ofVirtual()
+            .name("sleeper")
+            .start(
+                () -> {
+                  try {
+                    Thread.sleep(50); // let the hogs take the Ps first
+                    for (int i = 0; i < over.length; i++) {
+                      long t0 = System.nanoTime();
+                      Thread.sleep(1);
+                      over[i] = System.nanoTime() - t0 - 1_000_000L;
+                    }
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
     sleeper.join();
     String detail = trace ? AppSupport.schedtrace() : "";
     stop = true;
@@ -55,8 +63,12 @@ public final class SleepBesideHogs {
     long[] s = over.clone();
     Arrays.sort(s);
     System.out.println("sleeps=" + n);
-    System.out.printf("p50=%.3f%np90=%.3f%np99=%.3f%nmax=%.3f%n", s[n / 2] / 1e6,
-        s[n * 9 / 10] / 1e6, s[Math.min(n - 1, n * 99 / 100)] / 1e6, s[n - 1] / 1e6);
+    System.out.printf(
+        "p50=%.3f%np90=%.3f%np99=%.3f%nmax=%.3f%n",
+        s[n / 2] / 1e6,
+        s[n * 9 / 10] / 1e6,
+        s[Math.min(n - 1, n * 99 / 100)] / 1e6,
+        s[n - 1] / 1e6);
     System.out.print(detail);
     System.out.flush();
   }

@@ -16,28 +16,34 @@ public final class SleepBesideSpinner {
     long budgetMs = Long.parseLong(args[0]);
     long[] lat = new long[50];
     int[] done = new int[1];
-    Thread spinner = Thread.ofVirtual().start(() -> {
-      spinnerCarrier = AppSupport.carrier();
-      long x = 0;
-      while (!stop) {
-        x++;
-      }
-      if (x == 7) {
-        System.out.print("");
-      }
-    });
-    Thread sleeper = Thread.ofVirtual().start(() -> {
-      try {
-        for (int i = 0; i < lat.length; i++) {
-          long t0 = System.nanoTime();
-          Thread.sleep(1);
-          lat[i] = System.nanoTime() - t0;
-          done[0] = i + 1;
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread spinner =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  spinnerCarrier = AppSupport.carrier();
+                  long x = 0;
+                  while (!stop) {
+                    x++;
+                  }
+                  if (x == 7) {
+                    System.out.print("");
+                  }
+                });
+    Thread sleeper =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  try {
+                    for (int i = 0; i < lat.length; i++) {
+                      long t0 = System.nanoTime();
+                      Thread.sleep(1);
+                      lat[i] = System.nanoTime() - t0;
+                      done[0] = i + 1;
+                    }
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
     long cpu0 = mCpuNanos();
     long wall0 = System.nanoTime();
     boolean finished = sleeper.join(java.time.Duration.ofMillis(budgetMs));
@@ -67,8 +73,7 @@ public final class SleepBesideSpinner {
    * is the share of a CPU that the OS gave the program's scheduler.
    */
   static long mCpuNanos() {
-    java.lang.management.ThreadMXBean mx =
-        java.lang.management.ManagementFactory.getThreadMXBean();
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
     long sum = 0;
     for (Thread t : Thread.getAllStackTraces().keySet()) {
       if (t.getName().startsWith("gmp-m") || t.getName().startsWith("ForkJoinPool")) {

@@ -29,79 +29,96 @@ public final class StarvedCarriers {
     AtomicLong sleeps = new AtomicLong();
     AtomicLong pairs = new AtomicLong();
     AtomicLong maxGap = new AtomicLong();
-    Thread gauge = Thread.ofPlatform().daemon().start(() -> {
-      long last = System.nanoTime();
-      while (System.nanoTime() < end) {
-        try {
-          Thread.sleep(1);
-        } catch (InterruptedException e) {
-          return;
-        }
-        long now = System.nanoTime();
-        maxGap.accumulateAndGet(now - last, Math::max);
-        last = now;
-      }
-    });
+    Thread gauge =
+        Thread.ofPlatform()
+            .daemon()
+            .start(
+                () -> {
+                  long last = System.nanoTime();
+                  while (System.nanoTime() < end) {
+                    try {
+                      Thread.sleep(1);
+                    } catch (InterruptedException e) {
+                      return;
+                    }
+                    long now = System.nanoTime();
+                    maxGap.accumulateAndGet(now - last, Math::max);
+                    last = now;
+                  }
+                });
     AtomicLong maxSpinGap = new AtomicLong();
-    Thread spinGauge = Thread.ofPlatform().daemon().start(() -> {
-      long last = System.nanoTime();
-      long max = 0;
-      for (long now = last; now < end; now = System.nanoTime()) {
-        max = Math.max(max, now - last);
-        last = now;
-      }
-      maxSpinGap.set(max);
-    });
+    Thread spinGauge =
+        Thread.ofPlatform()
+            .daemon()
+            .start(
+                () -> {
+                  long last = System.nanoTime();
+                  long max = 0;
+                  for (long now = last; now < end; now = System.nanoTime()) {
+                    max = Math.max(max, now - last);
+                    last = now;
+                  }
+                  maxSpinGap.set(max);
+                });
     Thread[] ts = new Thread[8];
     for (int i = 0; i < 4; i++) {
       ts[i] = Thread.ofVirtual().start(() -> spins.addAndGet(spin(end)));
     }
     for (int i = 4; i < 6; i++) {
-      ts[i] = Thread.ofVirtual().start(() -> {
-        while (System.nanoTime() < end) {
-          try {
-            Thread.sleep(1);
-          } catch (InterruptedException e) {
-            return;
-          }
-          sleeps.incrementAndGet();
-        }
-      });
+      ts[i] =
+          Thread.ofVirtual()
+              .start(
+                  () -> {
+                    while (System.nanoTime() < end) {
+                      try {
+                        Thread.sleep(1);
+                      } catch (InterruptedException e) {
+                        return;
+                      }
+                      sleeps.incrementAndGet();
+                    }
+                  });
     }
     // A lock-based queue: SynchronousQueue spins in JDK code (no polls) before it parks, which is
     // CPU time that really ignores preemption.
     ArrayBlockingQueue<Long> q = new ArrayBlockingQueue<>(1);
-    ts[6] = Thread.ofVirtual().start(() -> {
-      try {
-        for (long n = 0; ; n++) {
-          long v = System.nanoTime() < end ? n : -1;
-          q.put(v);
-          if (v < 0) {
-            return;
-          }
-        }
-      } catch (InterruptedException e) {
-        // done
-      }
-    });
-    ts[7] = Thread.ofVirtual().start(() -> {
-      try {
-        while (q.take() >= 0) {
-          pairs.incrementAndGet();
-        }
-      } catch (InterruptedException e) {
-        // done
-      }
-    });
+    ts[6] =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  try {
+                    for (long n = 0; ; n++) {
+                      long v = System.nanoTime() < end ? n : -1;
+                      q.put(v);
+                      if (v < 0) {
+                        return;
+                      }
+                    }
+                  } catch (InterruptedException e) {
+                    // done
+                  }
+                });
+    ts[7] =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  try {
+                    while (q.take() >= 0) {
+                      pairs.incrementAndGet();
+                    }
+                  } catch (InterruptedException e) {
+                    // done
+                  }
+                });
     for (Thread t : ts) {
       t.join();
     }
     gauge.join();
     spinGauge.join();
-    System.out.println("handoffs="
-        + (AppSupport.metric("/sched/preemptions/handoffs:handoffs") - handoffs0));
-    System.out.println("honored="
-        + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honored0));
+    System.out.println(
+        "handoffs=" + (AppSupport.metric("/sched/preemptions/handoffs:handoffs") - handoffs0));
+    System.out.println(
+        "honored=" + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honored0));
     System.out.println("spins=" + spins.get() / 1_000_000);
     System.out.println("sleeps=" + sleeps.get());
     System.out.println("pairs=" + pairs.get());

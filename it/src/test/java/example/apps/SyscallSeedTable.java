@@ -52,8 +52,8 @@ public final class SyscallSeedTable {
         Socket[] clients = new Socket[n + 1];
         for (int i = 0; i <= n; i++) {
           clients[i] = new Socket();
-          clients[i].connect(new InetSocketAddress(InetAddress.getLoopbackAddress(),
-              server.getLocalPort()));
+          clients[i].connect(
+              new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()));
           Socket accepted = server.accept();
           keep.add(accepted);
           if (i == n) {
@@ -101,10 +101,12 @@ public final class SyscallSeedTable {
     int before = threads();
     CountDownLatch waiting = new CountDownLatch(n);
     for (Runnable w : waits) {
-      Thread.ofVirtual().start(() -> {
-        waiting.countDown();
-        w.run();
-      });
+      Thread.ofVirtual()
+          .start(
+              () -> {
+                waiting.countDown();
+                w.run();
+              });
     }
     waiting.await(2, TimeUnit.SECONDS);
     int after = settle();
@@ -207,13 +209,13 @@ public final class SyscallSeedTable {
     }
   }
 
-
   /** gmp4j's /sched/preemptions/handoffs:handoffs, read by name, or -1 on the JDK's scheduler. */
   @SuppressWarnings("unchecked")
   static long handoffs() {
     try {
-      java.util.Map<String, Object> m = (java.util.Map<String, Object>)
-          Class.forName("io.gmp4j.Gmp", true, null).getMethod("readMetrics").invoke(null);
+      java.util.Map<String, Object> m =
+          (java.util.Map<String, Object>)
+              Class.forName("io.gmp4j.Gmp", true, null).getMethod("readMetrics").invoke(null);
       return ((Number) m.get("/sched/preemptions/handoffs:handoffs")).longValue();
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       return -1;

@@ -27,15 +27,19 @@ public final class SystemGoroutines {
       CountDownLatch reading = new CountDownLatch(n);
       List<Thread> readers = new ArrayList<>();
       for (int i = 0; i < n; i++) {
-        readers.add(Thread.ofVirtual().start(() -> {
-          try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
-              InputStream in = s.getInputStream()) {
-            reading.countDown();
-            in.read(); // parks in the JDK poller until the server side closes
-          } catch (IOException ignored) {
-            // end
-          }
-        }));
+        readers.add(
+            Thread.ofVirtual()
+                .start(
+                    () -> {
+                      try (Socket s =
+                              new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+                          InputStream in = s.getInputStream()) {
+                        reading.countDown();
+                        in.read(); // parks in the JDK poller until the server side closes
+                      } catch (IOException ignored) {
+                        // end
+                      }
+                    }));
       }
       List<Socket> accepted = new ArrayList<>();
       for (int i = 0; i < n; i++) {

@@ -26,28 +26,33 @@ public final class ThreadExhaustion {
     if (args[0].equals("api")) {
       Gmp.setMaxThreads(10);
     }
-    long waitNanos = TimeUnit.MILLISECONDS.toNanos(args.length > 1 ? Long.parseLong(args[1])
-        : 2_000);
+    long waitNanos =
+        TimeUnit.MILLISECONDS.toNanos(args.length > 1 ? Long.parseLong(args[1]) : 2_000);
     SynchronousQueue<Integer> c = new SynchronousQueue<>();
     long deadline = System.nanoTime() + waitNanos;
     int tokens = 0;
     for (int i = 0; i < 100; i++) {
-      Thread.ofVirtual().start(() -> {
-        Gmp.lockOSThread();
-        try {
-          c.put(0);
-          new CountDownLatch(1).await(); // select {}
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
+      Thread.ofVirtual()
+          .start(
+              () -> {
+                Gmp.lockOSThread();
+                try {
+                  c.put(0);
+                  new CountDownLatch(1).await(); // select {}
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
       if (c.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS) != null) {
         tokens++;
       }
     }
     System.out.println("tokens=" + tokens);
-    System.out.println("carriers=" + Thread.getAllStackTraces().keySet().stream()
-        .filter(t -> t.getName().startsWith("gmp-m")).count());
+    System.out.println(
+        "carriers="
+            + Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("gmp-m"))
+                .count());
     System.out.println("alive");
     System.out.flush();
     Runtime.getRuntime().halt(0);

@@ -16,38 +16,44 @@ public final class TimedPingPong {
     for (int rep = 0; rep < 3; rep++) {
       SynchronousQueue<Integer> ping = new SynchronousQueue<>();
       SynchronousQueue<Integer> pong = new SynchronousQueue<>();
-      Thread echo = Thread.ofVirtual().start(() -> {
-        try {
-          for (int i = 0; i < n; i++) {
-            Integer v = timed ? ping.poll(10, TimeUnit.SECONDS) : ping.take();
-            if (timed) {
-              pong.offer(v, 10, TimeUnit.SECONDS);
-            } else {
-              pong.put(v);
-            }
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
+      Thread echo =
+          Thread.ofVirtual()
+              .start(
+                  () -> {
+                    try {
+                      for (int i = 0; i < n; i++) {
+                        Integer v = timed ? ping.poll(10, TimeUnit.SECONDS) : ping.take();
+                        if (timed) {
+                          pong.offer(v, 10, TimeUnit.SECONDS);
+                        } else {
+                          pong.put(v);
+                        }
+                      }
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                  });
       long[] ns = new long[1];
-      Thread driver = Thread.ofVirtual().start(() -> {
-        try {
-          long t0 = System.nanoTime();
-          for (int i = 0; i < n; i++) {
-            if (timed) {
-              ping.offer(i, 10, TimeUnit.SECONDS);
-              pong.poll(10, TimeUnit.SECONDS);
-            } else {
-              ping.put(i);
-              pong.take();
-            }
-          }
-          ns[0] = System.nanoTime() - t0;
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
+      Thread driver =
+          Thread.ofVirtual()
+              .start(
+                  () -> {
+                    try {
+                      long t0 = System.nanoTime();
+                      for (int i = 0; i < n; i++) {
+                        if (timed) {
+                          ping.offer(i, 10, TimeUnit.SECONDS);
+                          pong.poll(10, TimeUnit.SECONDS);
+                        } else {
+                          ping.put(i);
+                          pong.take();
+                        }
+                      }
+                      ns[0] = System.nanoTime() - t0;
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                  });
       driver.join();
       echo.join();
       if (rep == 2) {

@@ -27,13 +27,16 @@ public final class Unmodified {
     String[] box = new String[3];
     Thread.ofVirtual().start(() -> box[0] = AppSupport.carrier()).join();
     Thread.startVirtualThread(() -> box[1] = AppSupport.carrier()).join();
-    Thread.ofVirtual().start(() -> {
-      try {
-        Thread.ofVirtual().start(() -> box[2] = AppSupport.carrier()).join();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }).join();
+    Thread.ofVirtual()
+        .start(
+            () -> {
+              try {
+                Thread.ofVirtual().start(() -> box[2] = AppSupport.carrier()).join();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            })
+        .join();
     System.out.println("ofVirtual=" + box[0]);
     System.out.println("startVirtualThread=" + box[1]);
     System.out.println("nested=" + box[2]);

@@ -39,8 +39,12 @@ public final class Endpoints {
 
   /** The light endpoint's answer. */
   static byte[] light() {
-    return ("{\"ok\":true,\"n\":" + served.incrementAndGet() + ",\"thread\":\""
-        + Thread.currentThread() + "\"}").getBytes(StandardCharsets.UTF_8);
+    return ("{\"ok\":true,\"n\":"
+            + served.incrementAndGet()
+            + ",\"thread\":\""
+            + Thread.currentThread()
+            + "\"}")
+        .getBytes(StandardCharsets.UTF_8);
   }
 
   /** The CPU endpoint's answer, after {@link #CPU_MILLIS} of computation on this thread. */

@@ -10,19 +10,25 @@ public final class HelidonServer {
   private HelidonServer() {}
 
   public static void main(String[] args) throws Exception {
-    WebServer server = WebServer.builder()
-        .host("127.0.0.1")
-        .port(0)
-        .routing(r -> r
-            .get("/light", (req, res) -> {
-              res.header("Content-Type", "application/json");
-              res.send(Endpoints.light());
-            })
-            .get("/cpu", (req, res) -> {
-              res.header("Content-Type", "application/json");
-              res.send(Endpoints.cpu());
-            }))
-        .build();
+    WebServer server =
+        WebServer.builder()
+            .host("127.0.0.1")
+            .port(0)
+            .routing(
+                r ->
+                    r.get(
+                            "/light",
+                            (req, res) -> {
+                              res.header("Content-Type", "application/json");
+                              res.send(Endpoints.light());
+                            })
+                        .get(
+                            "/cpu",
+                            (req, res) -> {
+                              res.header("Content-Type", "application/json");
+                              res.send(Endpoints.cpu());
+                            }))
+            .build();
     Endpoints.serve("helidon", () -> server.start().port(), server::stop);
   }
 }

@@ -26,13 +26,16 @@ public final class JdkServer {
     server.setExecutor(vts);
     server.createContext("/light", ex -> answer(ex, Endpoints::light));
     server.createContext("/cpu", ex -> answer(ex, Endpoints::cpu));
-    Endpoints.serve("jdk", () -> {
-      server.start();
-      return server.getAddress().getPort();
-    }, () -> {
-      server.stop(0);
-      vts.shutdownNow();
-    });
+    Endpoints.serve(
+        "jdk",
+        () -> {
+          server.start();
+          return server.getAddress().getPort();
+        },
+        () -> {
+          server.stop(0);
+          vts.shutdownNow();
+        });
   }
 
   private static void answer(HttpExchange ex, Supplier<byte[]> body) throws IOException {

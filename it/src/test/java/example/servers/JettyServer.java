@@ -29,27 +29,31 @@ public final class JettyServer {
     connector.setHost("127.0.0.1");
     connector.setPort(0);
     server.addConnector(connector);
-    server.setHandler(new Handler.Abstract() {
-      @Override
-      public boolean handle(Request request, Response response, Callback callback) {
-        String path = Request.getPathInContext(request);
-        byte[] body;
-        if (path.equals("/light")) {
-          body = Endpoints.light();
-        } else if (path.equals("/cpu")) {
-          body = Endpoints.cpu();
-        } else {
-          return false; // Jetty answers 404
-        }
-        response.setStatus(200);
-        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
-        response.write(true, ByteBuffer.wrap(body), callback);
-        return true;
-      }
-    });
-    Endpoints.serve("jetty", () -> {
-      server.start();
-      return connector.getLocalPort();
-    }, server::stop);
+    server.setHandler(
+        new Handler.Abstract() {
+          @Override
+          public boolean handle(Request request, Response response, Callback callback) {
+            String path = Request.getPathInContext(request);
+            byte[] body;
+            if (path.equals("/light")) {
+              body = Endpoints.light();
+            } else if (path.equals("/cpu")) {
+              body = Endpoints.cpu();
+            } else {
+              return false; // Jetty answers 404
+            }
+            response.setStatus(200);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+            response.write(true, ByteBuffer.wrap(body), callback);
+            return true;
+          }
+        });
+    Endpoints.serve(
+        "jetty",
+        () -> {
+          server.start();
+          return connector.getLocalPort();
+        },
+        server::stop);
   }
 }

@@ -44,16 +44,26 @@ public final class LoadClient implements AutoCloseable {
 
   private final URI light;
   private final URI cpu;
-  private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "load-client");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ExecutorService pool =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "load-client");
+            t.setDaemon(true);
+            return t;
+          });
   private final HttpClient http;
 
   /** What a run measured. Latencies in microseconds. */
-  public record Result(double seconds, long lightSent, long lightOk, long lightFailed,
-      Histogram light, long cpuOk, long cpuFailed, Histogram cpu, String firstFailure) {
+  public record Result(
+      double seconds,
+      long lightSent,
+      long lightOk,
+      long lightFailed,
+      Histogram light,
+      long cpuOk,
+      long cpuFailed,
+      Histogram cpu,
+      String firstFailure) {
     /** Light replies per second of the run. */
     public double throughput() {
       return lightOk / seconds;
@@ -71,10 +81,21 @@ public final class LoadClient implements AutoCloseable {
 
     @Override
     public String toString() {
-      return String.format("%.1fs light sent=%d ok=%d failed=%d %.0f/s p50=%.1fms p99=%.1fms"
-          + " p999=%.1fms max=%.1fms; cpu ok=%d failed=%d p50=%.0fms max=%.0fms%s",
-          seconds, lightSent, lightOk, lightFailed, throughput(), lightMs(50), lightMs(99),
-          lightMs(99.9), light.getMaxValue() / 1000.0, cpuOk, cpuFailed, cpuMs(50),
+      return String.format(
+          "%.1fs light sent=%d ok=%d failed=%d %.0f/s p50=%.1fms p99=%.1fms"
+              + " p999=%.1fms max=%.1fms; cpu ok=%d failed=%d p50=%.0fms max=%.0fms%s",
+          seconds,
+          lightSent,
+          lightOk,
+          lightFailed,
+          throughput(),
+          lightMs(50),
+          lightMs(99),
+          lightMs(99.9),
+          light.getMaxValue() / 1000.0,
+          cpuOk,
+          cpuFailed,
+          cpuMs(50),
           cpu.getTotalCount() == 0 ? 0 : cpu.getMaxValue() / 1000.0,
           firstFailure == null ? "" : " first failure: " + firstFailure);
     }
@@ -86,8 +107,12 @@ public final class LoadClient implements AutoCloseable {
   public LoadClient(String host, int port) {
     this.light = URI.create("http://" + host + ":" + port + "/light");
     this.cpu = URI.create("http://" + host + ":" + port + "/cpu");
-    this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-        .connectTimeout(Duration.ofSeconds(10)).executor(pool).build();
+    this.http =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .executor(pool)
+            .build();
   }
 
   /**
@@ -113,26 +138,42 @@ public final class LoadClient implements AutoCloseable {
     long end = start + duration.toNanos();
     List<Thread> workers = new ArrayList<>();
     for (int w = 0; w < cpuConcurrency; w++) {
-      workers.add(Thread.ofPlatform().daemon().name("load-cpu-" + w).start(() -> {
-        sleepUntil(start);
-        while (System.nanoTime() < end
-            && cpuRequest(http, cpuReq, cpuH, cpuOk, cpuFailed, firstFailure)) {
-          // one request per pass
-        }
-      }));
+      workers.add(
+          Thread.ofPlatform()
+              .daemon()
+              .name("load-cpu-" + w)
+              .start(
+                  () -> {
+                    sleepUntil(start);
+                    while (System.nanoTime() < end
+                        && cpuRequest(http, cpuReq, cpuH, cpuOk, cpuFailed, firstFailure)) {
+                      // one request per pass
+                    }
+                  }));
     }
     Thread ticker = null;
     if (tick != null) {
-      ticker = Thread.ofPlatform().daemon().name("load-tick").start(() -> {
-        for (int s = 1; ; s++) {
-          if (!sleepUntil(start + s * 1_000_000_000L) || System.nanoTime() > end + 500_000_000L) {
-            return;
-          }
-          Histogram h = interval.getIntervalHistogram();
-          tick.accept(new Tick(s, lightOk.get(), lightFailed.get(),
-              h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(99) / 1000.0, cpuOk.get()));
-        }
-      });
+      ticker =
+          Thread.ofPlatform()
+              .daemon()
+              .name("load-tick")
+              .start(
+                  () -> {
+                    for (int s = 1; ; s++) {
+                      if (!sleepUntil(start + s * 1_000_000_000L)
+                          || System.nanoTime() > end + 500_000_000L) {
+                        return;
+                      }
+                      Histogram h = interval.getIntervalHistogram();
+                      tick.accept(
+                          new Tick(
+                              s,
+                              lightOk.get(),
+                              lightFailed.get(),
+                              h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(99) / 1000.0,
+                              cpuOk.get()));
+                    }
+                  });
     }
     long sent = 0;
     long period = (long) (1e9 / lightRate);
@@ -144,19 +185,21 @@ public final class LoadClient implements AutoCloseable {
       sleepUntil(intended);
       sent++;
       outstanding.incrementAndGet();
-      http.sendAsync(lightReq, HttpResponse.BodyHandlers.ofByteArray()).whenComplete((r, e) -> {
-        // from the intended send time: see 'Why open loop'
-        long micros = Math.min(MAX_MICROS, (System.nanoTime() - intended) / 1000);
-        if (e == null && r.statusCode() == 200) {
-          lightH.recordValue(micros);
-          interval.recordValue(micros);
-          lightOk.incrementAndGet();
-        } else {
-          fail(firstFailure, "light: " + (e != null ? e : "status " + r.statusCode()));
-          lightFailed.incrementAndGet();
-        }
-        outstanding.decrementAndGet();
-      });
+      http.sendAsync(lightReq, HttpResponse.BodyHandlers.ofByteArray())
+          .whenComplete(
+              (r, e) -> {
+                // from the intended send time: see 'Why open loop'
+                long micros = Math.min(MAX_MICROS, (System.nanoTime() - intended) / 1000);
+                if (e == null && r.statusCode() == 200) {
+                  lightH.recordValue(micros);
+                  interval.recordValue(micros);
+                  lightOk.incrementAndGet();
+                } else {
+                  fail(firstFailure, "light: " + (e != null ? e : "status " + r.statusCode()));
+                  lightFailed.incrementAndGet();
+                }
+                outstanding.decrementAndGet();
+              });
     }
     for (Thread w : workers) {
       w.join(REQUEST_TIMEOUT.toMillis() + 5_000);
@@ -170,8 +213,16 @@ public final class LoadClient implements AutoCloseable {
       ticker.join(2_000);
     }
     double seconds = duration.toNanos() / 1e9;
-    return new Result(seconds, sent, lightOk.get(), lightFailed.get() + outstanding.get(),
-        lightH, cpuOk.get(), cpuFailed.get(), cpuH, firstFailure[0]);
+    return new Result(
+        seconds,
+        sent,
+        lightOk.get(),
+        lightFailed.get() + outstanding.get(),
+        lightH,
+        cpuOk.get(),
+        cpuFailed.get(),
+        cpuH,
+        firstFailure[0]);
   }
 
   /**
@@ -199,12 +250,18 @@ public final class LoadClient implements AutoCloseable {
     long end = start + max.toNanos();
     List<Thread> cpuWorkers = new ArrayList<>();
     for (int w = 0; w < cpuConcurrency; w++) {
-      cpuWorkers.add(Thread.ofPlatform().daemon().name("load-cpu-" + w).start(() -> {
-        while (!lightDone.get() && System.nanoTime() < end
-            && cpuRequest(http, cpuReq, cpuH, cpuOk, cpuFailed, firstFailure)) {
-          // one request per pass
-        }
-      }));
+      cpuWorkers.add(
+          Thread.ofPlatform()
+              .daemon()
+              .name("load-cpu-" + w)
+              .start(
+                  () -> {
+                    while (!lightDone.get()
+                        && System.nanoTime() < end
+                        && cpuRequest(http, cpuReq, cpuH, cpuOk, cpuFailed, firstFailure)) {
+                      // one request per pass
+                    }
+                  }));
     }
     if (cpuConcurrency > 0) {
       Thread.sleep(300); // the CPU requests reach their handlers before the light ones count
@@ -212,27 +269,32 @@ public final class LoadClient implements AutoCloseable {
     long lightStart = System.nanoTime();
     List<Thread> workers = new ArrayList<>();
     for (int w = 0; w < concurrency; w++) {
-      workers.add(Thread.ofPlatform().daemon().name("load-light-" + w).start(() -> {
-        while (tickets.incrementAndGet() <= count && System.nanoTime() < end) {
-          long t0 = System.nanoTime();
-          try {
-            HttpResponse<byte[]> r =
-                http.send(lightReq, HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() == 200) {
-              lightH.recordValue(Math.min(MAX_MICROS, (System.nanoTime() - t0) / 1000));
-              lightOk.incrementAndGet();
-            } else {
-              fail(firstFailure, "light: status " + r.statusCode());
-              lightFailed.incrementAndGet();
-            }
-          } catch (IOException e) {
-            fail(firstFailure, "light: " + e);
-            lightFailed.incrementAndGet();
-          } catch (InterruptedException e) {
-            return;
-          }
-        }
-      }));
+      workers.add(
+          Thread.ofPlatform()
+              .daemon()
+              .name("load-light-" + w)
+              .start(
+                  () -> {
+                    while (tickets.incrementAndGet() <= count && System.nanoTime() < end) {
+                      long t0 = System.nanoTime();
+                      try {
+                        HttpResponse<byte[]> r =
+                            http.send(lightReq, HttpResponse.BodyHandlers.ofByteArray());
+                        if (r.statusCode() == 200) {
+                          lightH.recordValue(Math.min(MAX_MICROS, (System.nanoTime() - t0) / 1000));
+                          lightOk.incrementAndGet();
+                        } else {
+                          fail(firstFailure, "light: status " + r.statusCode());
+                          lightFailed.incrementAndGet();
+                        }
+                      } catch (IOException e) {
+                        fail(firstFailure, "light: " + e);
+                        lightFailed.incrementAndGet();
+                      } catch (InterruptedException e) {
+                        return;
+                      }
+                    }
+                  }));
     }
     for (Thread w : workers) {
       w.join(max.toMillis() + REQUEST_TIMEOUT.toMillis() + 5_000);
@@ -242,8 +304,16 @@ public final class LoadClient implements AutoCloseable {
     for (Thread w : cpuWorkers) {
       w.join(REQUEST_TIMEOUT.toMillis() + 5_000);
     }
-    return new Result(seconds, lightOk.get() + lightFailed.get(), lightOk.get(),
-        lightFailed.get(), lightH, cpuOk.get(), cpuFailed.get(), cpuH, firstFailure[0]);
+    return new Result(
+        seconds,
+        lightOk.get() + lightFailed.get(),
+        lightOk.get(),
+        lightFailed.get(),
+        lightH,
+        cpuOk.get(),
+        cpuFailed.get(),
+        cpuH,
+        firstFailure[0]);
   }
 
   private static void fail(String[] first, String what) {
@@ -276,8 +346,13 @@ public final class LoadClient implements AutoCloseable {
    * One CPU request, timed from its send: counted in {@code ok} and {@code cpuH}, or in {@code
    * failed} with the first failure kept. False once the calling worker is interrupted.
    */
-  private static boolean cpuRequest(HttpClient http, HttpRequest cpuReq, Histogram cpuH,
-      AtomicLong ok, AtomicLong failed, String[] firstFailure) {
+  private static boolean cpuRequest(
+      HttpClient http,
+      HttpRequest cpuReq,
+      Histogram cpuH,
+      AtomicLong ok,
+      AtomicLong failed,
+      String[] firstFailure) {
     long t0 = System.nanoTime();
     try {
       HttpResponse<byte[]> r = http.send(cpuReq, HttpResponse.BodyHandlers.ofByteArray());

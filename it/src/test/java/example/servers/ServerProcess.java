@@ -42,8 +42,9 @@ public final class ServerProcess implements AutoCloseable {
    * for timings of the agent against the JDK (SpringBench), where verifying every JDK class would
    * be charged to the agent.
    */
-  public ServerProcess(Class<?> server, String agent, boolean verifyAll, List<String> jvmArgs,
-      int startSeconds) throws IOException, InterruptedException {
+  public ServerProcess(
+      Class<?> server, String agent, boolean verifyAll, List<String> jvmArgs, int startSeconds)
+      throws IOException, InterruptedException {
     tmp = Files.createTempDirectory("gmp4j-server");
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -64,25 +65,30 @@ public final class ServerProcess implements AutoCloseable {
     pb.environment().remove("GMPDEBUG");
     process = pb.start();
     CompletableFuture<Integer> ready = new CompletableFuture<>();
-    Thread.ofPlatform().daemon().name("server-output").start(() -> {
-      int p = -1;
-      try (BufferedReader r = new BufferedReader(
-          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line; (line = r.readLine()) != null; ) {
-          synchronized (output) {
-            output.append(line).append('\n');
-          }
-          if (line.startsWith("port=")) {
-            p = Integer.parseInt(line.substring(5).trim());
-          } else if (line.equals("ready")) {
-            ready.complete(p);
-          }
-        }
-      } catch (IOException | RuntimeException ignored) {
-        // the child died; ready says so below
-      }
-      ready.complete(-1);
-    });
+    Thread.ofPlatform()
+        .daemon()
+        .name("server-output")
+        .start(
+            () -> {
+              int p = -1;
+              try (BufferedReader r =
+                  new BufferedReader(
+                      new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                  synchronized (output) {
+                    output.append(line).append('\n');
+                  }
+                  if (line.startsWith("port=")) {
+                    p = Integer.parseInt(line.substring(5).trim());
+                  } else if (line.equals("ready")) {
+                    ready.complete(p);
+                  }
+                }
+              } catch (IOException | RuntimeException ignored) {
+                // the child died; ready says so below
+              }
+              ready.complete(-1);
+            });
     int p;
     try {
       p = ready.get(startSeconds, TimeUnit.SECONDS);
@@ -91,8 +97,8 @@ public final class ServerProcess implements AutoCloseable {
     }
     if (p < 0) {
       close();
-      throw new IllegalStateException(server.getSimpleName() + " did not start within "
-          + startSeconds + " s:\n" + output());
+      throw new IllegalStateException(
+          server.getSimpleName() + " did not start within " + startSeconds + " s:\n" + output());
     }
     port = p;
   }

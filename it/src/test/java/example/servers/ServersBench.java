@@ -30,12 +30,17 @@ public final class ServersBench {
   public record Settings(Duration warmup, Duration a, Duration b, double rate, int cpu) {}
 
   /** One server under one scheduler: scenario (a), then (b). */
-  public record Run(String server, boolean gmp4j, LoadClient.Result a, LoadClient.Result b,
-      String output) {
+  public record Run(
+      String server, boolean gmp4j, LoadClient.Result a, LoadClient.Result b, String output) {
     @Override
     public String toString() {
-      return server + " on " + (gmp4j ? "gmp4j" : "the default scheduler") + ":\n  (a) " + a
-          + "\n  (b) " + b;
+      return server
+          + " on "
+          + (gmp4j ? "gmp4j" : "the default scheduler")
+          + ":\n  (a) "
+          + a
+          + "\n  (b) "
+          + b;
     }
   }
 
@@ -44,8 +49,14 @@ public final class ServersBench {
    * when null), runs the warm-up, (a) and (b), and stops it. {@code during} sees the ticks of
    * (a) and (b); {@code started} the server before the load.
    */
-  public static Run measure(Class<?> server, String agent, List<String> jvmArgs, Settings s,
-      Consumer<ServerProcess> started, Consumer<LoadClient.Tick> during) throws Exception {
+  public static Run measure(
+      Class<?> server,
+      String agent,
+      List<String> jvmArgs,
+      Settings s,
+      Consumer<ServerProcess> started,
+      Consumer<LoadClient.Tick> during)
+      throws Exception {
     try (ServerProcess p = new ServerProcess(server, agent, jvmArgs, 60);
         LoadClient client = new LoadClient("127.0.0.1", p.port())) {
       if (started != null) {
@@ -66,10 +77,13 @@ public final class ServersBench {
   public static void main(String[] args) throws Exception {
     String agent = args[0];
     int pairs = Integer.parseInt(args[1]);
-    Settings s = new Settings(Duration.ofMillis((long) (Double.parseDouble(args[2]) * 1000)),
-        Duration.ofMillis((long) (Double.parseDouble(args[3]) * 1000)),
-        Duration.ofMillis((long) (Double.parseDouble(args[4]) * 1000)),
-        Double.parseDouble(args[5]), Integer.parseInt(args[6]));
+    Settings s =
+        new Settings(
+            Duration.ofMillis((long) (Double.parseDouble(args[2]) * 1000)),
+            Duration.ofMillis((long) (Double.parseDouble(args[3]) * 1000)),
+            Duration.ofMillis((long) (Double.parseDouble(args[4]) * 1000)),
+            Double.parseDouble(args[5]),
+            Integer.parseInt(args[6]));
     List<Class<?>> servers = new ArrayList<>();
     for (int i = 7; i < args.length; i++) {
       servers.add(Class.forName("example.servers." + args[i]));
@@ -84,12 +98,19 @@ public final class ServersBench {
     for (Class<?> server : servers) {
       for (int i = 0; i < pairs; i++) {
         // alternate which goes first, so that a drift of the shared machine hits both
-        for (boolean withAgent : i % 2 == 0 ? new boolean[] {false, true}
-            : new boolean[] {true, false}) {
+        for (boolean withAgent :
+            i % 2 == 0 ? new boolean[] {false, true} : new boolean[] {true, false}) {
           Run r = measure(server, withAgent ? agent : null, List.of(), s, null, null);
-          System.out.println(server.getSimpleName() + " " + (withAgent ? "gmp4j  " : "default")
-              + " (a) " + r.a() + "\n" + " ".repeat(server.getSimpleName().length() + 8)
-              + " (b) " + r.b());
+          System.out.println(
+              server.getSimpleName()
+                  + " "
+                  + (withAgent ? "gmp4j  " : "default")
+                  + " (a) "
+                  + r.a()
+                  + "\n"
+                  + " ".repeat(server.getSimpleName().length() + 8)
+                  + " (b) "
+                  + r.b());
           runs.add(r);
         }
       }
@@ -100,26 +121,46 @@ public final class ServersBench {
   /** The (a) and (b) tables, one row per run, the runs of a pair next to each other. */
   public static String table(List<Run> runs, Settings s) {
     StringBuilder t = new StringBuilder();
-    t.append(String.format("(a) light only, open loop at %.0f/s for %.1f s%n", s.rate(),
-        s.a().toMillis() / 1000.0));
+    t.append(
+        String.format(
+            "(a) light only, open loop at %.0f/s for %.1f s%n",
+            s.rate(), s.a().toMillis() / 1000.0));
     t.append("| server | scheduler | throughput (req/s) | p50 ms | p99 ms | p999 ms | failed |\n");
     t.append("|---|---|---|---|---|---|---|\n");
     for (Run r : runs) {
-      t.append(String.format("| %s | %s | %.0f | %.2f | %.2f | %.2f | %d |%n", r.server(),
-          r.gmp4j() ? "gmp4j" : "default", r.a().throughput(), r.a().lightMs(50),
-          r.a().lightMs(99), r.a().lightMs(99.9), r.a().lightFailed()));
+      t.append(
+          String.format(
+              "| %s | %s | %.0f | %.2f | %.2f | %.2f | %d |%n",
+              r.server(),
+              r.gmp4j() ? "gmp4j" : "default",
+              r.a().throughput(),
+              r.a().lightMs(50),
+              r.a().lightMs(99),
+              r.a().lightMs(99.9),
+              r.a().lightFailed()));
     }
-    t.append(String.format("%n(b) light at %.0f/s while %d CPU requests (~%d ms each) stay in"
-        + " flight, for %.1f s%n", s.rate(), s.cpu(), Endpoints.CPU_MILLIS,
-        s.b().toMillis() / 1000.0));
-    t.append("| server | scheduler | light p50 ms | light p99 ms | light p999 ms | light failed"
-        + " | CPU requests done | CPU p50 ms | CPU max ms |\n");
+    t.append(
+        String.format(
+            "%n(b) light at %.0f/s while %d CPU requests (~%d ms each) stay in"
+                + " flight, for %.1f s%n",
+            s.rate(), s.cpu(), Endpoints.CPU_MILLIS, s.b().toMillis() / 1000.0));
+    t.append(
+        "| server | scheduler | light p50 ms | light p99 ms | light p999 ms | light failed"
+            + " | CPU requests done | CPU p50 ms | CPU max ms |\n");
     t.append("|---|---|---|---|---|---|---|---|---|\n");
     for (Run r : runs) {
-      t.append(String.format("| %s | %s | %.1f | %.1f | %.1f | %d | %d | %.0f | %.0f |%n",
-          r.server(), r.gmp4j() ? "gmp4j" : "default", r.b().lightMs(50), r.b().lightMs(99),
-          r.b().lightMs(99.9), r.b().lightFailed(), r.b().cpuOk(), r.b().cpuMs(50),
-          r.b().cpuMs(100)));
+      t.append(
+          String.format(
+              "| %s | %s | %.1f | %.1f | %.1f | %d | %d | %.0f | %.0f |%n",
+              r.server(),
+              r.gmp4j() ? "gmp4j" : "default",
+              r.b().lightMs(50),
+              r.b().lightMs(99),
+              r.b().lightMs(99.9),
+              r.b().lightFailed(),
+              r.b().cpuOk(),
+              r.b().cpuMs(50),
+              r.b().cpuMs(100)));
     }
     return t.toString();
   }

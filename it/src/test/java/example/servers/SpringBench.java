@@ -40,19 +40,34 @@ public final class SpringBench {
    * The configurations, in the order of the table's columns; the fourth, another agent jar
    * without options, only with a baseline ({@code -Dspring.bench.baseline=jar}).
    */
-  static final String[] MODES =
-      {"JDK default", "gmp4j agent", "gmp4j, asyncpreemptoff=1", "baseline agent"};
+  static final String[] MODES = {
+    "JDK default", "gmp4j agent", "gmp4j, asyncpreemptoff=1", "baseline agent"
+  };
 
   /** One child JVM's figures. */
-  public record Run(int mode, double startupMs, double firstOkMs, LoadClient.Result cold,
-      LoadClient.Result warm, LoadClient.Result beside) {
+  public record Run(
+      int mode,
+      double startupMs,
+      double firstOkMs,
+      LoadClient.Result cold,
+      LoadClient.Result warm,
+      LoadClient.Result beside) {
     @Override
     public String toString() {
-      return String.format("%-26s start-up %5.0f ms (first 200 at %5.0f ms) | cold %5.0f/s p99"
-          + " %6.1f ms | warm %5.0f/s p99 %6.1f ms | beside CPU: light p99 %7.1f ms, CPU p50"
-          + " %5.0f ms (%d done) | failed %d", MODES[mode], startupMs, firstOkMs,
-          cold.throughput(), cold.lightMs(99), warm.throughput(), warm.lightMs(99),
-          beside.lightMs(99), beside.cpuMs(50), beside.cpuOk(),
+      return String.format(
+          "%-26s start-up %5.0f ms (first 200 at %5.0f ms) | cold %5.0f/s p99"
+              + " %6.1f ms | warm %5.0f/s p99 %6.1f ms | beside CPU: light p99 %7.1f ms, CPU p50"
+              + " %5.0f ms (%d done) | failed %d",
+          MODES[mode],
+          startupMs,
+          firstOkMs,
+          cold.throughput(),
+          cold.lightMs(99),
+          warm.throughput(),
+          warm.lightMs(99),
+          beside.lightMs(99),
+          beside.cpuMs(50),
+          beside.cpuOk(),
           cold.lightFailed() + warm.lightFailed() + beside.lightFailed() + beside.cpuFailed());
     }
   }
@@ -87,11 +102,12 @@ public final class SpringBench {
 
   /** One child JVM in {@code mode} (an index into {@link #MODES}). */
   public static Run measure(String agentJar, int mode) throws Exception {
-    String agent = switch (mode) {
-      case 0 -> null;
-      case 1, 3 -> agentJar;
-      default -> agentJar + "=asyncpreemptoff=1";
-    };
+    String agent =
+        switch (mode) {
+          case 0 -> null;
+          case 1, 3 -> agentJar;
+          default -> agentJar + "=asyncpreemptoff=1";
+        };
     long t0 = System.nanoTime();
     try (ServerProcess p = new ServerProcess(SpringServer.class, agent, false, List.of(), 120);
         LoadClient client = new LoadClient("127.0.0.1", p.port())) {
@@ -108,8 +124,10 @@ public final class SpringBench {
   /** Milliseconds from {@code t0} until a light request got its 200. */
   private static double firstOk(int port, long t0) throws Exception {
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    HttpRequest get = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/light"))
-        .timeout(Duration.ofSeconds(30)).build();
+    HttpRequest get =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/light"))
+            .timeout(Duration.ofSeconds(30))
+            .build();
     try {
       for (int i = 0; i < 1000; i++) {
         try {
@@ -140,20 +158,31 @@ public final class SpringBench {
   public static String table(List<Run> runs) {
     StringBuilder t = new StringBuilder();
     int modes = runs.stream().mapToInt(Run::mode).max().orElse(2) + 1;
-    t.append("| | ").append(String.join(" | ", java.util.Arrays.copyOf(MODES, modes)))
-        .append(" |\n|---").append("|---".repeat(modes)).append("|\n");
+    t.append("| | ")
+        .append(String.join(" | ", java.util.Arrays.copyOf(MODES, modes)))
+        .append(" |\n|---")
+        .append("|---".repeat(modes))
+        .append("|\n");
     row(t, runs, "start-up (\"process running for\"), ms", "%.0f", Run::startupMs, true);
     row(t, runs, "parent's process start to first 200, ms", "%.0f", Run::firstOkMs, true);
-    row(t, runs, "light-only throughput, first 5,000, req/s", "%.0f",
-        r -> r.cold().throughput(), false);
+    row(
+        t,
+        runs,
+        "light-only throughput, first 5,000, req/s",
+        "%.0f",
+        r -> r.cold().throughput(),
+        false);
     row(t, runs, "light-only p99, first 5,000, ms", "%.1f", r -> r.cold().lightMs(99), false);
-    row(t, runs, "light-only throughput, next 10,000, req/s", "%.0f",
-        r -> r.warm().throughput(), false);
+    row(
+        t,
+        runs,
+        "light-only throughput, next 10,000, req/s",
+        "%.0f",
+        r -> r.warm().throughput(),
+        false);
     row(t, runs, "light-only p99, next 10,000, ms", "%.1f", r -> r.warm().lightMs(99), false);
-    row(t, runs, "light p99 beside 8 CPU requests, ms", "%.0f", r -> r.beside().lightMs(99),
-        false);
-    row(t, runs, "CPU request p50 beside light load, ms", "%.0f", r -> r.beside().cpuMs(50),
-        false);
+    row(t, runs, "light p99 beside 8 CPU requests, ms", "%.0f", r -> r.beside().lightMs(99), false);
+    row(t, runs, "CPU request p50 beside light load, ms", "%.0f", r -> r.beside().cpuMs(50), false);
     return t.toString();
   }
 
@@ -161,8 +190,13 @@ public final class SpringBench {
    * One row: median (min-max) per mode, and beside the agent's the ratio to the JDK's median, or
    * with {@code difference} the difference to it.
    */
-  private static void row(StringBuilder t, List<Run> runs, String name, String fmt,
-      ToDoubleFunction<Run> f, boolean difference) {
+  private static void row(
+      StringBuilder t,
+      List<Run> runs,
+      String name,
+      String fmt,
+      ToDoubleFunction<Run> f,
+      boolean difference) {
     t.append("| ").append(name);
     double base = Double.NaN;
     int modes = runs.stream().mapToInt(Run::mode).max().orElse(2) + 1;
@@ -173,12 +207,15 @@ public final class SpringBench {
         t.append(" | ");
         continue;
       }
-      double median = v.length % 2 == 1 ? v[v.length / 2]
-          : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+      double median =
+          v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
       t.append(" | ").append(String.format(fmt, median));
       if (v.length > 1) {
-        t.append(" (").append(String.format(fmt, v[0])).append("-")
-            .append(String.format(fmt, v[v.length - 1])).append(")");
+        t.append(" (")
+            .append(String.format(fmt, v[0]))
+            .append("-")
+            .append(String.format(fmt, v[v.length - 1]))
+            .append(")");
       }
       if (mode == 0) {
         base = median;

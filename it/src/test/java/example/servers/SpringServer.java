@@ -50,15 +50,19 @@ public class SpringServer {
 
   public static void main(String[] args) throws Exception {
     ConfigurableApplicationContext[] ctx = new ConfigurableApplicationContext[1];
-    Endpoints.serve("spring", () -> {
-      SpringApplication app = new SpringApplication(SpringServer.class);
-      app.setDefaultProperties(Map.of(
-          "server.address", "127.0.0.1",
-          "server.port", "0",
-          "spring.threads.virtual.enabled", "true"));
-      ctx[0] = app.run(args);
-      System.out.println("startup.ms=" + ManagementFactory.getRuntimeMXBean().getUptime());
-      return ((WebServerApplicationContext) ctx[0]).getWebServer().getPort();
-    }, () -> ctx[0].close());
+    Endpoints.serve(
+        "spring",
+        () -> {
+          SpringApplication app = new SpringApplication(SpringServer.class);
+          app.setDefaultProperties(
+              Map.of(
+                  "server.address", "127.0.0.1",
+                  "server.port", "0",
+                  "spring.threads.virtual.enabled", "true"));
+          ctx[0] = app.run(args);
+          System.out.println("startup.ms=" + ManagementFactory.getRuntimeMXBean().getUptime());
+          return ((WebServerApplicationContext) ctx[0]).getWebServer().getPort();
+        },
+        () -> ctx[0].close());
   }
 }

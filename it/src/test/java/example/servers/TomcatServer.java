@@ -33,13 +33,16 @@ public final class TomcatServer {
     Tomcat.addServlet(ctx, "cpu", servlet(Endpoints::cpu));
     ctx.addServletMappingDecoded("/light", "light");
     ctx.addServletMappingDecoded("/cpu", "cpu");
-    Endpoints.serve("tomcat", () -> {
-      tomcat.start();
-      return connector.getLocalPort();
-    }, () -> {
-      tomcat.stop();
-      tomcat.destroy();
-    });
+    Endpoints.serve(
+        "tomcat",
+        () -> {
+          tomcat.start();
+          return connector.getLocalPort();
+        },
+        () -> {
+          tomcat.stop();
+          tomcat.destroy();
+        });
   }
 
   private static HttpServlet servlet(Supplier<byte[]> body) {

@@ -10,5 +10,5 @@ package io.gmp4j;
  * @param waitNanos how long it has been waiting, or 0 when not waiting
  * @param thread the virtual thread (its name, its stack through {@link Thread#getStackTrace()})
  */
-public record GoroutineInfo(long goid, String status, String waitReason, long waitNanos,
-    Thread thread) {}
+public record GoroutineInfo(
+    long goid, String status, String waitReason, long waitNanos, Thread thread) {}

@@ -55,8 +55,8 @@ class ChildJvmTest {
     return Path.of(System.getProperty("java.home"), "bin", tool);
   }
 
-  private ProcessBuilder child(List<String> jvmArgs, Map<String, String> env, Class<?> main,
-      String tag, String... args) {
+  private ProcessBuilder child(
+      List<String> jvmArgs, Map<String, String> env, Class<?> main, String tag, String... args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(jdkBin("java").toString());
     cmd.add("-cp");
@@ -75,15 +75,21 @@ class ChildJvmTest {
     return pb;
   }
 
-  private Result run(List<String> jvmArgs, Map<String, String> env, Class<?> main, String tag,
-      long seconds, String... args) throws Exception {
+  private Result run(
+      List<String> jvmArgs,
+      Map<String, String> env,
+      Class<?> main,
+      String tag,
+      long seconds,
+      String... args)
+      throws Exception {
     ProcessBuilder pb = child(jvmArgs, env, main, tag, args);
     pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
     Process p = pb.start();
     try {
       if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-        throw new AssertionError(tag + ": child JVM did not exit within " + seconds + " s\n"
-            + output(tag));
+        throw new AssertionError(
+            tag + ": child JVM did not exit within " + seconds + " s\n" + output(tag));
       }
       return new Result(p.exitValue(), read(tag + ".out"), read(tag + ".err"));
     } finally {
@@ -131,8 +137,7 @@ class ChildJvmTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void badGomaxprocsEnvFailsNamingIt() throws Exception {
-    Result r = run(List.of(ADD_OPENS), Map.of("GOMAXPROCS", "abc"), FirstCall.class,
-        "envabc", 30);
+    Result r = run(List.of(ADD_OPENS), Map.of("GOMAXPROCS", "abc"), FirstCall.class, "envabc", 30);
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.out().startsWith("THREW "), r.toString());
     assertTrue(r.out().contains("GOMAXPROCS") && r.out().contains("abc"), r.toString());
@@ -141,12 +146,11 @@ class ChildJvmTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void badGomaxprocsPropertyFailsNamingIt() throws Exception {
-    Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=0"), Map.of(), FirstCall.class,
-        "prop0", 30);
+    Result r =
+        run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=0"), Map.of(), FirstCall.class, "prop0", 30);
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.out().startsWith("THREW "), r.toString());
-    assertTrue(r.out().contains("-Dgmp.gomaxprocs") && r.out().contains("\"0\""),
-        r.toString());
+    assertTrue(r.out().contains("-Dgmp.gomaxprocs") && r.out().contains("\"0\""), r.toString());
   }
 
   @Test
@@ -160,8 +164,13 @@ class ChildJvmTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void gomaxprocsPropertyWinsOverEnv() throws Exception {
-    Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=5"), Map.of("GOMAXPROCS", "3"),
-        FirstCall.class, "prop5", 30);
+    Result r =
+        run(
+            List.of(ADD_OPENS, "-Dgmp.gomaxprocs=5"),
+            Map.of("GOMAXPROCS", "3"),
+            FirstCall.class,
+            "prop5",
+            30);
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.out().contains("ran in a G\nGOMAXPROCS=5\n"), r.toString());
   }
@@ -173,28 +182,31 @@ class ChildJvmTest {
   public static final class ParkedForever {
     public static void main(String[] args) throws Exception {
       CountDownLatch started = new CountDownLatch(3);
-      Gmp.go(() -> {
-        started.countDown();
-        for (; ; ) {
-          LockSupport.park();
-        }
-      });
-      Gmp.go(() -> {
-        started.countDown();
-        try {
-          Thread.sleep(Long.MAX_VALUE);
-        } catch (InterruptedException e) {
-          // exit
-        }
-      });
-      Gmp.go(() -> {
-        started.countDown();
-        try {
-          new CountDownLatch(1).await();
-        } catch (InterruptedException e) {
-          // exit
-        }
-      });
+      Gmp.go(
+          () -> {
+            started.countDown();
+            for (; ; ) {
+              LockSupport.park();
+            }
+          });
+      Gmp.go(
+          () -> {
+            started.countDown();
+            try {
+              Thread.sleep(Long.MAX_VALUE);
+            } catch (InterruptedException e) {
+              // exit
+            }
+          });
+      Gmp.go(
+          () -> {
+            started.countDown();
+            try {
+              new CountDownLatch(1).await();
+            } catch (InterruptedException e) {
+              // exit
+            }
+          });
       started.await();
       Gmp.gomaxprocs(Gmp.gomaxprocs() + 1); // leaves a gmp-stw thread's work behind too
       System.out.println("main returns with " + Gmp.numGoroutine() + " goroutines");
@@ -244,14 +256,17 @@ class ChildJvmTest {
       CountDownLatch parked = new CountDownLatch(50);
       CountDownLatch never = new CountDownLatch(1);
       for (int i = 0; i < 50; i++) {
-        Gmp.ofVirtual().name("gmp-dump-", i).start(() -> {
-          parked.countDown();
-          try {
-            never.await();
-          } catch (InterruptedException e) {
-            // exit
-          }
-        });
+        Gmp.ofVirtual()
+            .name("gmp-dump-", i)
+            .start(
+                () -> {
+                  parked.countDown();
+                  try {
+                    never.await();
+                  } catch (InterruptedException e) {
+                    // exit
+                  }
+                });
       }
       parked.await();
       System.out.println("PID " + ProcessHandle.current().pid() + " READY");
@@ -279,11 +294,16 @@ class ChildJvmTest {
       assertTrue(pid.find(), output("dump"));
       assertEquals(p.pid(), Long.parseLong(pid.group(1)));
       Path json = tmp.resolve("threads.json");
-      Process jcmd = new ProcessBuilder(jdkBin("jcmd").toString(), pid.group(1),
-          "Thread.dump_to_file", "-format=json", json.toString())
-          .redirectErrorStream(true)
-          .redirectOutput(tmp.resolve("jcmd.out").toFile())
-          .start();
+      Process jcmd =
+          new ProcessBuilder(
+                  jdkBin("jcmd").toString(),
+                  pid.group(1),
+                  "Thread.dump_to_file",
+                  "-format=json",
+                  json.toString())
+              .redirectErrorStream(true)
+              .redirectOutput(tmp.resolve("jcmd.out").toFile())
+              .start();
       try {
         assertTrue(jcmd.waitFor(30, TimeUnit.SECONDS), "jcmd hung\n" + read("jcmd.out"));
         assertEquals(0, jcmd.exitValue(), read("jcmd.out"));
@@ -292,10 +312,14 @@ class ChildJvmTest {
       }
       String dump = Files.readString(json);
       long virtual = Pattern.compile("\"virtual\"\\s*:\\s*true").matcher(dump).results().count();
-      long named = Pattern.compile("\"name\"\\s*:\\s*\"gmp-dump-\\d+\"").matcher(dump).results()
-          .count();
-      System.out.println("ChildJvmTest: jcmd thread dump shows " + virtual
-          + " virtual threads, " + named + " of them the parked Gs");
+      long named =
+          Pattern.compile("\"name\"\\s*:\\s*\"gmp-dump-\\d+\"").matcher(dump).results().count();
+      System.out.println(
+          "ChildJvmTest: jcmd thread dump shows "
+              + virtual
+              + " virtual threads, "
+              + named
+              + " of them the parked Gs");
       assertTrue(virtual >= 50, "only " + virtual + " virtual threads in the dump:\n" + dump);
       assertEquals(50, named, "parked Gs in the dump:\n" + dump);
       assertTrue(dump.contains("ChildJvmTest$FiftyParked"), "no G stack frames in the dump");
@@ -315,17 +339,19 @@ class ChildJvmTest {
   public static final class ThreadExhaustion {
     public static void main(String[] args) throws Exception {
       Gmp.setMaxThreads(10);
-      java.util.concurrent.SynchronousQueue<Integer> c = new java.util.concurrent.SynchronousQueue<>();
+      java.util.concurrent.SynchronousQueue<Integer> c =
+          new java.util.concurrent.SynchronousQueue<>();
       for (int i = 0; i < 100; i++) {
-        Gmp.go(() -> {
-          Gmp.lockOSThread();
-          try {
-            c.put(0);
-            new CountDownLatch(1).await(); // select {}
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        });
+        Gmp.go(
+            () -> {
+              Gmp.lockOSThread();
+              try {
+                c.put(0);
+                new CountDownLatch(1).await(); // select {}
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
         c.take();
       }
       System.out.println("no thread exhaustion");
@@ -337,8 +363,9 @@ class ChildJvmTest {
   void testThreadExhaustion() throws Exception {
     Result r = run(List.of(ADD_OPENS), Map.of(), ThreadExhaustion.class, "exhaust", 40);
     assertEquals(2, r.exit(), r.toString());
-    assertTrue(r.err().startsWith(
-        "runtime: program exceeds 10-thread limit\nfatal error: thread exhaustion"),
+    assertTrue(
+        r.err()
+            .startsWith("runtime: program exceeds 10-thread limit\nfatal error: thread exhaustion"),
         r.toString());
   }
 
@@ -395,13 +422,15 @@ class ChildJvmTest {
 
     public static void main(String[] args) throws Exception {
       Path dir = Path.of(args[0]);
-      Thread mainG = Gmp.go(() -> {
-        try {
-          run(dir);
-        } catch (Throwable t) {
-          failures.add("threw " + t);
-        }
-      });
+      Thread mainG =
+          Gmp.go(
+              () -> {
+                try {
+                  run(dir);
+                } catch (Throwable t) {
+                  failures.add("threw " + t);
+                }
+              });
       mainG.join();
       System.out.println(failures.isEmpty() ? "OK" : String.join("\n", failures));
       System.out.print(Gmp.schedtrace(true));
@@ -420,16 +449,17 @@ class ChildJvmTest {
       // count goroutines that spin for 10 ms, yield, and repeat
       CountDownLatch spinnersDone = new CountDownLatch(count);
       for (int i = 0; i < count; i++) {
-        Gmp.go(() -> {
-          while (!stopSpinning) {
-            long end = System.nanoTime() + 10_000_000L;
-            while (System.nanoTime() - end < 0) {
-              Thread.onSpinWait();
-            }
-            Gmp.gosched();
-          }
-          spinnersDone.countDown();
-        });
+        Gmp.go(
+            () -> {
+              while (!stopSpinning) {
+                long end = System.nanoTime() + 10_000_000L;
+                while (System.nanoTime() - end < 0) {
+                  Thread.onSpinWait();
+                }
+                Gmp.gosched();
+              }
+              spinnersDone.countDown();
+            });
       }
       check("created", "goroutines-created:goroutines", created + count, created + count);
 
@@ -437,8 +467,7 @@ class ChildJvmTest {
       Map<String, Object> s = pollUntil("goroutines/running:goroutines", count);
       if (s != null) {
         check("running", s, "goroutines/running:goroutines", count, count + GENERAL_SLACK);
-        check("running", s, "threads/total:threads", count,
-            count + GENERAL_SLACK + THREADS_SLACK);
+        check("running", s, "threads/total:threads", count, count + GENERAL_SLACK + THREADS_SLACK);
       }
 
       Gmp.gomaxprocs(1);
@@ -459,26 +488,28 @@ class ChildJvmTest {
       CountDownLatch readersDone = new CountDownLatch(count);
       for (int i = 0; i < count; i++) {
         Path f = dir.resolve("p" + i);
-        Gmp.go(() -> {
-          try {
-            Gmp.syscall(() -> {
-              try (java.io.FileInputStream in = new java.io.FileInputStream(f.toFile())) {
-                return in.read();
+        Gmp.go(
+            () -> {
+              try {
+                Gmp.syscall(
+                    () -> {
+                      try (java.io.FileInputStream in = new java.io.FileInputStream(f.toFile())) {
+                        return in.read();
+                      }
+                    });
+              } catch (Exception e) {
+                failures.add("read: " + e);
               }
+              readersDone.countDown();
             });
-          } catch (Exception e) {
-            failures.add("read: " + e);
-          }
-          readersDone.countDown();
-        });
       }
       s = pollUntil("goroutines/not-in-go:goroutines", count);
       if (s != null) {
         check("not-in-go", s, "goroutines/not-in-go:goroutines", count, count + GENERAL_SLACK);
       }
       for (int i = 0; i < count; i++) {
-        try (java.io.FileOutputStream out = new java.io.FileOutputStream(
-            dir.resolve("p" + i).toFile())) {
+        try (java.io.FileOutputStream out =
+            new java.io.FileOutputStream(dir.resolve("p" + i).toFile())) {
           out.write(1);
         }
       }
@@ -488,13 +519,14 @@ class ChildJvmTest {
       final int waiters = 1000;
       CountDownLatch stop = new CountDownLatch(1);
       for (int i = 0; i < waiters; i++) {
-        Gmp.go(() -> {
-          try {
-            stop.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        });
+        Gmp.go(
+            () -> {
+              try {
+                stop.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
       }
       s = pollUntil("goroutines/waiting:goroutines", waiters);
       if (s != null) {
@@ -507,8 +539,8 @@ class ChildJvmTest {
   @Test
   @Timeout(value = 120, threadMode = SEPARATE_THREAD)
   void testSchedMetrics() throws Exception {
-    Result r = run(List.of(ADD_OPENS), Map.of(), SchedMetrics.class, "schedmetrics", 100,
-        tmp.toString());
+    Result r =
+        run(List.of(ADD_OPENS), Map.of(), SchedMetrics.class, "schedmetrics", 100, tmp.toString());
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.out().startsWith("OK\n"), r.toString());
   }
@@ -564,16 +596,17 @@ class ChildJvmTest {
       java.util.concurrent.atomic.AtomicLong more = new java.util.concurrent.atomic.AtomicLong();
       Pattern moreLine = Pattern.compile("gmp4j: (\\d+) more goroutines? ignored preemption .*");
       // HogHandoff prints through System.err: count its "more" lines as they pass.
-      System.setErr(new java.io.PrintStream(System.err, true) {
-        @Override
-        public void println(String x) {
-          super.println(x);
-          Matcher m = moreLine.matcher(String.valueOf(x));
-          if (m.matches()) {
-            more.addAndGet(Long.parseLong(m.group(1)));
-          }
-        }
-      });
+      System.setErr(
+          new java.io.PrintStream(System.err, true) {
+            @Override
+            public void println(String x) {
+              super.println(x);
+              Matcher m = moreLine.matcher(String.valueOf(x));
+              if (m.matches()) {
+                more.addAndGet(Long.parseLong(m.group(1)));
+              }
+            }
+          });
       int all = (1 << spinners) - 1;
       // Loaded here, before any G runs, not while a spinner holds the P (see 'Pauses'). main
       // reads the carriers and their CPU time, so the spinners run nothing but their loop.
@@ -585,28 +618,32 @@ class ChildJvmTest {
       Thread[] gs = new Thread[spinners];
       for (int i = 0; i < spinners; i++) {
         int bit = 1 << i;
-        gs[i] = Gmp.go(() -> {
-          FIRST_SPIN.compareAndSet(0, System.nanoTime());
-          STARTED.getAndUpdate(v -> v | bit);
-          spin(bit);
-        });
+        gs[i] =
+            Gmp.go(
+                () -> {
+                  FIRST_SPIN.compareAndSet(0, System.nanoTime());
+                  STARTED.getAndUpdate(v -> v | bit);
+                  spin(bit);
+                });
       }
       long[] firstRun = {-1};
       int[] doneAtFirstRun = {-1};
       java.util.concurrent.atomic.AtomicBoolean ran =
           new java.util.concurrent.atomic.AtomicBoolean();
-      Thread sleeper = Gmp.go(() -> {
-        doneAtFirstRun[0] = Integer.bitCount(done);
-        firstRun[0] = System.nanoTime() - FIRST_SPIN.get();
-        ran.set(true); // publishes both
-        try {
-          while (!stop) {
-            Thread.sleep(1);
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
+      Thread sleeper =
+          Gmp.go(
+              () -> {
+                doneAtFirstRun[0] = Integer.bitCount(done);
+                firstRun[0] = System.nanoTime() - FIRST_SPIN.get();
+                ran.set(true); // publishes both
+                try {
+                  while (!stop) {
+                    Thread.sleep(1);
+                  }
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
       Thread[] carriers = new Thread[spinners];
       long[] cpu0 = new long[spinners];
       long deadline = System.nanoTime() + 30_000_000_000L;
@@ -618,7 +655,8 @@ class ChildJvmTest {
             // the loop never unmounts, so its carrier stays
             carriers[i] = (Thread) carrierThread.get(gs[i]);
             cpu0[i] = cpu.getThreadCpuTime(carriers[i].threadId());
-          } else if (carriers[i] != null && (done & 1 << i) == 0
+          } else if (carriers[i] != null
+              && (done & 1 << i) == 0
               && cpu.getThreadCpuTime(carriers[i].threadId()) - cpu0[i] >= spinNs) {
             done |= 1 << i;
           }
@@ -628,9 +666,17 @@ class ChildJvmTest {
         }
       }
       if (System.nanoTime() - deadline >= 0) {
-        System.out.println("timed out: done=" + Integer.toBinaryString(done) + " started="
-            + Integer.toBinaryString(STARTED.get()) + " sleeper ran=" + ran.get() + " more="
-            + more.get() + "\n" + Gmp.schedtrace(true));
+        System.out.println(
+            "timed out: done="
+                + Integer.toBinaryString(done)
+                + " started="
+                + Integer.toBinaryString(STARTED.get())
+                + " sleeper ran="
+                + ran.get()
+                + " more="
+                + more.get()
+                + "\n"
+                + Gmp.schedtrace(true));
       }
       stop = true;
       sleeper.join(10_000);
@@ -660,8 +706,16 @@ class ChildJvmTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void handoffReportsOneLineASecond() throws Exception {
-    Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(),
-        SpinnersWithoutPolls.class, "handoff", 50, "3", "300", "2");
+    Result r =
+        run(
+            List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"),
+            Map.of(),
+            SpinnersWithoutPolls.class,
+            "handoff",
+            50,
+            "3",
+            "300",
+            "2");
     assertEquals(0, r.exit(), r.toString());
     // One per spinner, and on a loaded machine more: a carrier that the OS leaves without a CPU
     // for 20 ms looks like a hog to sysmon (seen: 4, the sleeper's carrier; see HogHandoffIT).
@@ -673,20 +727,30 @@ class ChildJvmTest {
     // kept it, or one started before it that went on spinning beside it (the old bound, 600 ms
     // of wall time out of 900, let a missed first hand-off through).
     assertEquals(0, value(r.out(), "spinners done when the sleeper first ran="), r.toString());
-    List<String> events = r.err().lines()
-        .filter(l -> l.startsWith("gmp4j: goroutine ")).toList();
+    List<String> events = r.err().lines().filter(l -> l.startsWith("gmp4j: goroutine ")).toList();
     assertEquals(1, events.size(), r.toString());
     // The first is a spinner's (the sleeper runs only after it). Its sample may land in
     // System.nanoTime, which spin calls: spin is the innermost frame outside the JDK.
-    assertTrue(Pattern.matches("gmp4j: goroutine \\d+ ignored preemption for \\d+ms \\(running "
-        + "(?:java\\.[\\w.$]+\\([^)]*\\) <- )*"
-        + Pattern.quote(SpinnersWithoutPolls.class.getName()) + "\\.spin\\(ChildJvmTest"
-        + "\\.java:\\d+\\) <- .*\\); its P was handed to another M", events.get(0)),
+    assertTrue(
+        Pattern.matches(
+            "gmp4j: goroutine \\d+ ignored preemption for \\d+ms \\(running "
+                + "(?:java\\.[\\w.$]+\\([^)]*\\) <- )*"
+                + Pattern.quote(SpinnersWithoutPolls.class.getName())
+                + "\\.spin\\(ChildJvmTest"
+                + "\\.java:\\d+\\) <- .*\\); its P was handed to another M",
+            events.get(0)),
         r.toString());
-    Pattern more = Pattern.compile("gmp4j: (\\d+) more goroutines? ignored preemption in the last"
-        + " \\d+ms; (their Ps were|its P was) handed to other Ms");
-    long counted = r.err().lines().map(more::matcher).filter(Matcher::matches)
-        .mapToLong(m -> Long.parseLong(m.group(1))).sum();
+    Pattern more =
+        Pattern.compile(
+            "gmp4j: (\\d+) more goroutines? ignored preemption in the last"
+                + " \\d+ms; (their Ps were|its P was) handed to other Ms");
+    long counted =
+        r.err()
+            .lines()
+            .map(more::matcher)
+            .filter(Matcher::matches)
+            .mapToLong(m -> Long.parseLong(m.group(1)))
+            .sum();
     // the other two spinners at least; one after the last flush is never printed
     assertTrue(counted >= 2 && counted <= handoffs - 1, counted + " counted\n" + r);
   }
@@ -698,18 +762,25 @@ class ChildJvmTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void handoffOfAPinnedParkSaysSo() throws Exception {
-    Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(), PinnedPark.class,
-        "pinnedpark", 30);
+    Result r =
+        run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1"), Map.of(), PinnedPark.class, "pinnedpark", 30);
     assertEquals(0, r.exit(), r.toString());
     // The parker's, and on a loaded machine maybe the sleeper's starved carrier too (seen: 2
     // with a core kept busy; see handoffReportsOneLineASecond).
     assertTrue(value(r.out(), "handoffs=") >= 1, r.toString());
     // Without the hand-off the parker keeps the P, and the sleeper runs only after main gave up
     // waiting for it and released the parker.
-    assertTrue(r.out().contains("parker still parked when the sleeper first ran=true"),
-        r.toString());
-    assertTrue(r.err().lines().anyMatch(l -> Pattern.matches("gmp4j: goroutine \\d+ blocked its"
-        + " thread while pinned for \\d+ms \\(running .*\\); its P was handed to another M", l)),
+    assertTrue(
+        r.out().contains("parker still parked when the sleeper first ran=true"), r.toString());
+    assertTrue(
+        r.err()
+            .lines()
+            .anyMatch(
+                l ->
+                    Pattern.matches(
+                        "gmp4j: goroutine \\d+ blocked its"
+                            + " thread while pinned for \\d+ms \\(running .*\\); its P was handed to another M",
+                        l)),
         r.toString());
   }
 
@@ -754,30 +825,33 @@ class ChildJvmTest {
       java.util.concurrent.atomic.AtomicBoolean reported =
           new java.util.concurrent.atomic.AtomicBoolean();
       // HogHandoff prints through System.err: see its line pass.
-      System.setErr(new java.io.PrintStream(System.err, true) {
-        @Override
-        public void println(String x) {
-          super.println(x);
-          if (String.valueOf(x).startsWith("gmp4j: goroutine ")) {
-            reported.set(true);
-          }
-        }
-      });
+      System.setErr(
+          new java.io.PrintStream(System.err, true) {
+            @Override
+            public void println(String x) {
+              super.println(x);
+              if (String.valueOf(x).startsWith("gmp4j: goroutine ")) {
+                reported.set(true);
+              }
+            }
+          });
       Thread parker = Gmp.go(() -> System.out.println("parked=" + ParksInClinit.DONE));
       long[] firstRun = {-1};
       boolean[] parkedAtFirstRun = {false};
       java.util.concurrent.atomic.AtomicBoolean ran =
           new java.util.concurrent.atomic.AtomicBoolean();
-      Thread sleeper = Gmp.go(() -> {
-        parkedAtFirstRun[0] = !released;
-        firstRun[0] = System.nanoTime() - parkedAt;
-        ran.set(true); // publishes both
-        try {
-          Thread.sleep(1);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
+      Thread sleeper =
+          Gmp.go(
+              () -> {
+                parkedAtFirstRun[0] = !released;
+                firstRun[0] = System.nanoTime() - parkedAt;
+                ran.set(true); // publishes both
+                try {
+                  Thread.sleep(1);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
       long deadline = System.nanoTime() + 20_000_000_000L;
       while (!(ran.get() && reported.get()) && System.nanoTime() - deadline < 0) {
         Thread.sleep(1);
@@ -791,8 +865,8 @@ class ChildJvmTest {
       sleeper.join();
       System.out.println("parker still parked when the sleeper first ran=" + parkedAtFirstRun[0]);
       System.out.println("sleeper first ran after ms=" + firstRun[0] / 1_000_000);
-      System.out.println("handoffs="
-          + Gmp.readMetrics().get("/sched/preemptions/handoffs:handoffs"));
+      System.out.println(
+          "handoffs=" + Gmp.readMetrics().get("/sched/preemptions/handoffs:handoffs"));
     }
   }
 
@@ -800,11 +874,20 @@ class ChildJvmTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void handoffOffKeepsThePWithTheSpinner() throws Exception {
-    Result r = run(List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1", "-Dgmp.preempt.handoff=off"),
-        Map.of(), SpinnersWithoutPolls.class, "handoffoff", 50, "1", "150", "0");
+    Result r =
+        run(
+            List.of(ADD_OPENS, "-Dgmp.gomaxprocs=1", "-Dgmp.preempt.handoff=off"),
+            Map.of(),
+            SpinnersWithoutPolls.class,
+            "handoffoff",
+            50,
+            "1",
+            "150",
+            "0");
     assertEquals(0, r.exit(), r.toString());
     assertEquals(0, value(r.out(), "handoffs="), r.toString());
-    // The sleeper ran only once the spinner had had its 150 ms of CPU (five hand-offs) and returned: a hand-off,
+    // The sleeper ran only once the spinner had had its 150 ms of CPU (five hand-offs) and
+    // returned: a hand-off,
     // or any other way the P left the spinner, would run it before (0 done).
     assertEquals(1, value(r.out(), "spinners done when the sleeper first ran="), r.toString());
     assertTrue(!r.err().contains("ignored preemption"), r.toString());
@@ -814,10 +897,19 @@ class ChildJvmTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void badHandoffFailsNamingIt() throws Exception {
-    Result r = run(List.of(ADD_OPENS, "-Dgmp.preempt.handoff=fast"), Map.of(), FirstCall.class,
-        "handoffbad", 30);
+    Result r =
+        run(
+            List.of(ADD_OPENS, "-Dgmp.preempt.handoff=fast"),
+            Map.of(),
+            FirstCall.class,
+            "handoffbad",
+            30);
     assertEquals(0, r.exit(), r.toString());
-    assertTrue(r.out().startsWith("THREW java.lang.IllegalArgumentException: gmp4j: bad value"
-        + " \"fast\" for option preempt.handoff: want a duration"), r.toString());
+    assertTrue(
+        r.out()
+            .startsWith(
+                "THREW java.lang.IllegalArgumentException: gmp4j: bad value"
+                    + " \"fast\" for option preempt.handoff: want a duration"),
+        r.toString());
   }
 }

@@ -22,32 +22,36 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(SchedTraceOnFailure.class)
 class GlobalRunqTest {
-  private static final Pattern PROCS =
-      Pattern.compile("gomaxprocs=(\\d+) idleprocs=(\\d+)");
+  private static final Pattern PROCS = Pattern.compile("gomaxprocs=(\\d+) idleprocs=(\\d+)");
 
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void burstsFromAPlatformThreadLoseNoGAndNoP() throws Exception {
-    GmpTesting.withProcs(4, () -> {
-      AtomicLong ran = new AtomicLong();
-      long submitted = 0;
-      long end = System.nanoTime() + 3_000_000_000L * GmpTesting.STRESS;
-      for (int round = 1; System.nanoTime() - end < 0; round++) {
-        for (int i = 0; i < 200; i++) {
-          Gmp.go(ran::incrementAndGet);
-        }
-        submitted += 200;
-        if (round % 50 == 0) {
-          Thread.sleep(1); // let the Ms run dry and start spinning down
-        }
-      }
-      long want = submitted;
-      assertTrue(GmpTesting.poll(10_000, () -> ran.get() == want),
-          "only " + ran.get() + " of " + want + " Gs ran\n" + Gmp.schedtrace(true));
-      assertTrue(GmpTesting.poll(5_000, GlobalRunqTest::allPsIdle),
-          "with no work left, not every P is idle: a P was lost\n" + Gmp.schedtrace(true));
-      System.out.println("GlobalRunqTest: " + want + " Gs started from a platform thread, all ran");
-    });
+    GmpTesting.withProcs(
+        4,
+        () -> {
+          AtomicLong ran = new AtomicLong();
+          long submitted = 0;
+          long end = System.nanoTime() + 3_000_000_000L * GmpTesting.STRESS;
+          for (int round = 1; System.nanoTime() - end < 0; round++) {
+            for (int i = 0; i < 200; i++) {
+              Gmp.go(ran::incrementAndGet);
+            }
+            submitted += 200;
+            if (round % 50 == 0) {
+              Thread.sleep(1); // let the Ms run dry and start spinning down
+            }
+          }
+          long want = submitted;
+          assertTrue(
+              GmpTesting.poll(10_000, () -> ran.get() == want),
+              "only " + ran.get() + " of " + want + " Gs ran\n" + Gmp.schedtrace(true));
+          assertTrue(
+              GmpTesting.poll(5_000, GlobalRunqTest::allPsIdle),
+              "with no work left, not every P is idle: a P was lost\n" + Gmp.schedtrace(true));
+          System.out.println(
+              "GlobalRunqTest: " + want + " Gs started from a platform thread, all ran");
+        });
   }
 
   private static boolean allPsIdle() {

@@ -18,16 +18,22 @@ final class GmpTesting {
   /** Waits for {@code latch}; on timeout fails with the schedtrace detail taken right then. */
   static void await(CountDownLatch latch, long seconds, String what) throws InterruptedException {
     if (!latch.await(seconds, TimeUnit.SECONDS)) {
-      throw new AssertionError(what + ": timed out after " + seconds + " s (count "
-          + latch.getCount() + ")\n" + Gmp.schedtrace(true));
+      throw new AssertionError(
+          what
+              + ": timed out after "
+              + seconds
+              + " s (count "
+              + latch.getCount()
+              + ")\n"
+              + Gmp.schedtrace(true));
     }
   }
 
   /** Joins {@code t}; on timeout fails with the schedtrace detail taken right then. */
   static void join(Thread t, long seconds, String what) throws InterruptedException {
     if (!t.join(java.time.Duration.ofSeconds(seconds))) {
-      throw new AssertionError(what + ": " + t + " did not end within " + seconds + " s\n"
-          + Gmp.schedtrace(true));
+      throw new AssertionError(
+          what + ": " + t + " did not end within " + seconds + " s\n" + Gmp.schedtrace(true));
     }
   }
 
@@ -47,13 +53,15 @@ final class GmpTesting {
   static void runInG(String what, long seconds, Body body) throws Exception {
     java.util.concurrent.atomic.AtomicReference<Throwable> failure =
         new java.util.concurrent.atomic.AtomicReference<>();
-    Thread g = Gmp.go(() -> {
-      try {
-        body.run();
-      } catch (Throwable t) {
-        failure.set(t);
-      }
-    });
+    Thread g =
+        Gmp.go(
+            () -> {
+              try {
+                body.run();
+              } catch (Throwable t) {
+                failure.set(t);
+              }
+            });
     join(g, seconds, what);
     Throwable t = failure.get();
     if (t instanceof Exception e) {
@@ -93,11 +101,15 @@ final class GmpTesting {
    * lost a P, or a G that never yields, fails the test with a trace instead of hanging it.
    */
   static void restoreProcs(int prev) throws InterruptedException {
-    Thread t = Thread.ofPlatform().daemon().name("restore-gomaxprocs").start(
-        () -> Gmp.gomaxprocs(prev));
+    Thread t =
+        Thread.ofPlatform().daemon().name("restore-gomaxprocs").start(() -> Gmp.gomaxprocs(prev));
     if (!t.join(java.time.Duration.ofSeconds(10))) {
-      throw new AssertionError("gomaxprocs(" + prev + ") to restore GOMAXPROCS did not return"
-          + " within 10 s: the stop-the-world never finished\n" + Gmp.schedtrace(true));
+      throw new AssertionError(
+          "gomaxprocs("
+              + prev
+              + ") to restore GOMAXPROCS did not return"
+              + " within 10 s: the stop-the-world never finished\n"
+              + Gmp.schedtrace(true));
     }
   }
 }

@@ -34,58 +34,65 @@ class HogHandoffTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void sleepsComeBackBesideASpinnerWithoutPolls() throws Exception {
-    GmpTesting.withProcs(1, () -> {
-      long handoffs0 = metric(HANDOFFS);
-      AtomicBoolean stop = new AtomicBoolean();
-      CountDownLatch spinning = new CountDownLatch(1);
-      AtomicLong spins = new AtomicLong();
-      CountDownLatch startedAfter = new CountDownLatch(10);
-      Thread hog = Gmp.go(() -> {
-        spinning.countDown();
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        long x = 0;
-        while (!stop.get() && System.nanoTime() - deadline < 0) {
-          x++; // no poll: this G ignores every preemption request
-        }
-        spins.set(x);
-        for (int i = 0; i < 10; i++) {
-          Gmp.go(startedAfter::countDown); // needs a P back, or the global queue
-        }
-      });
-      GmpTesting.await(spinning, 10, "the spinner starts");
-      long t0 = System.nanoTime();
-      long[] lat = new long[50];
-      long[] firstRun = new long[1];
-      Thread sleeper = Gmp.go(() -> {
-        firstRun[0] = System.nanoTime() - t0;
-        try {
-          for (int i = 0; i < lat.length; i++) {
-            long s = System.nanoTime();
-            Thread.sleep(1);
-            lat[i] = System.nanoTime() - s;
+    GmpTesting.withProcs(
+        1,
+        () -> {
+          long handoffs0 = metric(HANDOFFS);
+          AtomicBoolean stop = new AtomicBoolean();
+          CountDownLatch spinning = new CountDownLatch(1);
+          AtomicLong spins = new AtomicLong();
+          CountDownLatch startedAfter = new CountDownLatch(10);
+          Thread hog =
+              Gmp.go(
+                  () -> {
+                    spinning.countDown();
+                    long deadline = System.nanoTime() + 20_000_000_000L;
+                    long x = 0;
+                    while (!stop.get() && System.nanoTime() - deadline < 0) {
+                      x++; // no poll: this G ignores every preemption request
+                    }
+                    spins.set(x);
+                    for (int i = 0; i < 10; i++) {
+                      Gmp.go(startedAfter::countDown); // needs a P back, or the global queue
+                    }
+                  });
+          GmpTesting.await(spinning, 10, "the spinner starts");
+          long t0 = System.nanoTime();
+          long[] lat = new long[50];
+          long[] firstRun = new long[1];
+          Thread sleeper =
+              Gmp.go(
+                  () -> {
+                    firstRun[0] = System.nanoTime() - t0;
+                    try {
+                      for (int i = 0; i < lat.length; i++) {
+                        long s = System.nanoTime();
+                        Thread.sleep(1);
+                        lat[i] = System.nanoTime() - s;
+                      }
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                  });
+          try {
+            GmpTesting.join(sleeper, 20, "the sleeper beside a spinner without polls");
+            assertTrue(hog.isAlive(), "the spinner must still spin when the sleeps are done");
+          } finally {
+            stop.set(true);
           }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
-      try {
-        GmpTesting.join(sleeper, 20, "the sleeper beside a spinner without polls");
-        assertTrue(hog.isAlive(), "the spinner must still spin when the sleeps are done");
-      } finally {
-        stop.set(true);
-      }
-      GmpTesting.join(hog, 10, "the spinner");
-      GmpTesting.await(startedAfter, 10, "the Gs the spinner started after its loop");
-      long[] s = lat.clone();
-      Arrays.sort(s);
-      long handoffs = metric(HANDOFFS) - handoffs0;
-      System.out.printf("HogHandoffTest sleep(1) beside a spinner without polls at one P: first"
-          + " run after %.1fms, p50=%.1fms p90=%.1fms max=%.1fms, handoffs=%d%n",
-          firstRun[0] / 1e6, s[24] / 1e6, s[44] / 1e6, s[49] / 1e6, handoffs);
-      assertTrue(s[24] < 200_000_000L, "p50 " + s[24] / 1e6 + " ms, want < 200 ms");
-      assertTrue(handoffs >= 1, "handoffs " + handoffs);
-      assertNoPLost();
-    });
+          GmpTesting.join(hog, 10, "the spinner");
+          GmpTesting.await(startedAfter, 10, "the Gs the spinner started after its loop");
+          long[] s = lat.clone();
+          Arrays.sort(s);
+          long handoffs = metric(HANDOFFS) - handoffs0;
+          System.out.printf(
+              "HogHandoffTest sleep(1) beside a spinner without polls at one P: first"
+                  + " run after %.1fms, p50=%.1fms p90=%.1fms max=%.1fms, handoffs=%d%n",
+              firstRun[0] / 1e6, s[24] / 1e6, s[44] / 1e6, s[49] / 1e6, handoffs);
+          assertTrue(s[24] < 200_000_000L, "p50 " + s[24] / 1e6 + " ms, want < 200 ms");
+          assertTrue(handoffs >= 1, "handoffs " + handoffs);
+          assertNoPLost();
+        });
   }
 
   /**
@@ -95,33 +102,42 @@ class HogHandoffTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void gomaxprocsCompletesBesideASpinnerWithoutPolls() throws Exception {
-    GmpTesting.withProcs(1, () -> {
-      AtomicBoolean stop = new AtomicBoolean();
-      CountDownLatch spinning = new CountDownLatch(1);
-      Thread hog = Gmp.go(() -> {
-        spinning.countDown();
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (!stop.get() && System.nanoTime() - deadline < 0) {
-          Thread.onSpinWait(); // no poll
-        }
-      });
-      try {
-        GmpTesting.await(spinning, 10, "the spinner starts");
-        long t0 = System.nanoTime();
-        Thread stw = Thread.ofPlatform().daemon().start(() -> {
-          Gmp.gomaxprocs(2);
-          Gmp.gomaxprocs(1);
+    GmpTesting.withProcs(
+        1,
+        () -> {
+          AtomicBoolean stop = new AtomicBoolean();
+          CountDownLatch spinning = new CountDownLatch(1);
+          Thread hog =
+              Gmp.go(
+                  () -> {
+                    spinning.countDown();
+                    long deadline = System.nanoTime() + 20_000_000_000L;
+                    while (!stop.get() && System.nanoTime() - deadline < 0) {
+                      Thread.onSpinWait(); // no poll
+                    }
+                  });
+          try {
+            GmpTesting.await(spinning, 10, "the spinner starts");
+            long t0 = System.nanoTime();
+            Thread stw =
+                Thread.ofPlatform()
+                    .daemon()
+                    .start(
+                        () -> {
+                          Gmp.gomaxprocs(2);
+                          Gmp.gomaxprocs(1);
+                        });
+            GmpTesting.join(stw, 10, "GOMAXPROCS(2) then (1) beside a spinner without polls");
+            System.out.printf(
+                "HogHandoffTest two GOMAXPROCS changes beside a spinner: %.1fms%n",
+                (System.nanoTime() - t0) / 1e6);
+            assertTrue(hog.isAlive(), "the spinner must still spin");
+          } finally {
+            stop.set(true);
+          }
+          GmpTesting.join(hog, 10, "the spinner");
+          assertNoPLost();
         });
-        GmpTesting.join(stw, 10, "GOMAXPROCS(2) then (1) beside a spinner without polls");
-        System.out.printf("HogHandoffTest two GOMAXPROCS changes beside a spinner: %.1fms%n",
-            (System.nanoTime() - t0) / 1e6);
-        assertTrue(hog.isAlive(), "the spinner must still spin");
-      } finally {
-        stop.set(true);
-      }
-      GmpTesting.join(hog, 10, "the spinner");
-      assertNoPLost();
-    });
   }
 
   private static long metric(String name) {
@@ -134,8 +150,9 @@ class HogHandoffTest {
    */
   static void assertNoPLost() throws InterruptedException {
     int procs = Gmp.gomaxprocs();
-    boolean idle = GmpTesting.poll(5_000,
-        () -> (Long) Gmp.readMetrics().get("/sched/procs/idle:procs") == procs);
+    boolean idle =
+        GmpTesting.poll(
+            5_000, () -> (Long) Gmp.readMetrics().get("/sched/procs/idle:procs") == procs);
     String trace = Gmp.schedtrace(true);
     assertTrue(idle, "not every P went idle\n" + trace);
     int plines = 0;

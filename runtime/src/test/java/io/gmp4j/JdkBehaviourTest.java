@@ -47,16 +47,19 @@ class JdkBehaviourTest {
     AtomicReference<String> carrier = new AtomicReference<>();
     CountDownLatch handlerRan = new CountDownLatch(1);
     RuntimeException boom = new RuntimeException("boom from a G");
-    Thread g = Gmp.ofVirtual()
-        .uncaughtExceptionHandler((t, e) -> {
-          handledThread.set(t);
-          handled.set(e);
-          handlerRan.countDown();
-        })
-        .start(() -> {
-          carrier.set(carrierOf(Thread.currentThread().toString()));
-          throw boom;
-        });
+    Thread g =
+        Gmp.ofVirtual()
+            .uncaughtExceptionHandler(
+                (t, e) -> {
+                  handledThread.set(t);
+                  handled.set(e);
+                  handlerRan.countDown();
+                })
+            .start(
+                () -> {
+                  carrier.set(carrierOf(Thread.currentThread().toString()));
+                  throw boom;
+                });
     GmpTesting.await(handlerRan, 10, "uncaught-exception handler");
     GmpTesting.join(g, 10, "throwing G");
     assertSame(g, handledThread.get());
@@ -65,7 +68,8 @@ class JdkBehaviourTest {
 
     // The M that ran it survives: its thread is alive, and Gs keep running, on every P.
     String mName = carrier.get().substring(1);
-    assertTrue(Thread.getAllStackTraces().keySet().stream()
+    assertTrue(
+        Thread.getAllStackTraces().keySet().stream()
             .anyMatch(t -> t.getName().equals(mName) && t.isAlive()),
         mName + " died after a G's uncaught exception\n" + Gmp.schedtrace(true));
     int procs = Gmp.gomaxprocs();
@@ -85,16 +89,19 @@ class JdkBehaviourTest {
   void interruptWakesSleepingG() throws Exception {
     CountDownLatch sleeping = new CountDownLatch(1);
     AtomicReference<Throwable> woke = new AtomicReference<>();
-    Thread g = Gmp.go(() -> {
-      sleeping.countDown();
-      try {
-        Thread.sleep(60_000);
-      } catch (Throwable e) {
-        woke.set(e);
-      }
-    });
+    Thread g =
+        Gmp.go(
+            () -> {
+              sleeping.countDown();
+              try {
+                Thread.sleep(60_000);
+              } catch (Throwable e) {
+                woke.set(e);
+              }
+            });
     GmpTesting.await(sleeping, 10, "G about to sleep");
-    assertTrue(GmpTesting.poll(5_000, () -> g.getState() == Thread.State.TIMED_WAITING),
+    assertTrue(
+        GmpTesting.poll(5_000, () -> g.getState() == Thread.State.TIMED_WAITING),
         "state " + g.getState());
     long t0 = System.nanoTime();
     g.interrupt();
@@ -108,15 +115,18 @@ class JdkBehaviourTest {
   void interruptWakesParkedG() throws Exception {
     CountDownLatch parking = new CountDownLatch(1);
     AtomicBoolean interrupted = new AtomicBoolean();
-    Thread g = Gmp.go(() -> {
-      parking.countDown();
-      while (!Thread.currentThread().isInterrupted()) {
-        LockSupport.park(this);
-      }
-      interrupted.set(true);
-    });
+    Thread g =
+        Gmp.go(
+            () -> {
+              parking.countDown();
+              while (!Thread.currentThread().isInterrupted()) {
+                LockSupport.park(this);
+              }
+              interrupted.set(true);
+            });
     GmpTesting.await(parking, 10, "G about to park");
-    assertTrue(GmpTesting.poll(5_000, () -> g.getState() == Thread.State.WAITING),
+    assertTrue(
+        GmpTesting.poll(5_000, () -> g.getState() == Thread.State.WAITING),
         "state " + g.getState());
     g.interrupt();
     GmpTesting.join(g, 10, "interrupted parker");
@@ -131,16 +141,18 @@ class JdkBehaviourTest {
     AtomicReference<String> shown = new AtomicReference<>();
     AtomicBoolean virtual = new AtomicBoolean();
     CountDownLatch go = new CountDownLatch(1);
-    Thread g = Gmp.go(() -> {
-      try {
-        go.await(); // so that Gmp.go has returned before we look
-      } catch (InterruptedException e) {
-        return;
-      }
-      self.set(Thread.currentThread());
-      virtual.set(Thread.currentThread().isVirtual());
-      shown.set(Thread.currentThread().toString());
-    });
+    Thread g =
+        Gmp.go(
+            () -> {
+              try {
+                go.await(); // so that Gmp.go has returned before we look
+              } catch (InterruptedException e) {
+                return;
+              }
+              self.set(Thread.currentThread());
+              virtual.set(Thread.currentThread().isVirtual());
+              shown.set(Thread.currentThread().toString());
+            });
     assertTrue(g.isVirtual());
     go.countDown();
     GmpTesting.join(g, 10, "G");
@@ -158,39 +170,45 @@ class JdkBehaviourTest {
     local.set("test thread only");
     AtomicReference<String[]> seen = new AtomicReference<>();
     try {
-      Thread g = Gmp.go(() -> {
-        String fromParent = inheritable.get();
-        String notInherited = local.get();
-        local.set("mine");
-        try {
-          Thread.sleep(5); // unmount and remount, perhaps on another M
-        } catch (InterruptedException e) {
-          return;
-        }
-        String afterPark = local.get();
-        inheritable.set("from the G");
-        AtomicReference<String> child = new AtomicReference<>();
-        AtomicReference<String> childLocal = new AtomicReference<>();
-        Thread c = Gmp.go(() -> {
-          child.set(inheritable.get());
-          childLocal.set(local.get());
-        });
-        try {
-          c.join();
-        } catch (InterruptedException e) {
-          return;
-        }
-        seen.set(new String[] {fromParent, notInherited, afterPark, child.get(),
-            childLocal.get()});
-      });
+      Thread g =
+          Gmp.go(
+              () -> {
+                String fromParent = inheritable.get();
+                String notInherited = local.get();
+                local.set("mine");
+                try {
+                  Thread.sleep(5); // unmount and remount, perhaps on another M
+                } catch (InterruptedException e) {
+                  return;
+                }
+                String afterPark = local.get();
+                inheritable.set("from the G");
+                AtomicReference<String> child = new AtomicReference<>();
+                AtomicReference<String> childLocal = new AtomicReference<>();
+                Thread c =
+                    Gmp.go(
+                        () -> {
+                          child.set(inheritable.get());
+                          childLocal.set(local.get());
+                        });
+                try {
+                  c.join();
+                } catch (InterruptedException e) {
+                  return;
+                }
+                seen.set(
+                    new String[] {
+                      fromParent, notInherited, afterPark, child.get(), childLocal.get()
+                    });
+              });
       GmpTesting.join(g, 10, "G");
     } finally {
       inheritable.remove();
       local.remove();
     }
     assertNotNull(seen.get(), "the G did not finish its checks");
-    assertArrayEquals(new String[] {"from the test thread", null, "mine", "from the G", null},
-        seen.get());
+    assertArrayEquals(
+        new String[] {"from the test thread", null, "mine", "from the G", null}, seen.get());
   }
 
   @Test
@@ -200,34 +218,43 @@ class JdkBehaviourTest {
     AtomicReference<String> viaExecutor = new AtomicReference<>();
     AtomicReference<String> nested = new AtomicReference<>();
     AtomicReference<Throwable> failure = new AtomicReference<>();
-    Thread g = Gmp.go(() -> {
-      try {
-        Thread t = Thread.ofVirtual().start(() -> {
-          plain.set(Thread.currentThread().toString());
-          // and a grandchild, created by a thread that was itself created the JDK's way
-          Thread gc = Thread.ofVirtual().start(() -> nested.set(Thread.currentThread().toString()));
-          try {
-            gc.join();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        });
-        t.join();
-        try (ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor()) {
-          Future<String> f = ex.submit(() -> Thread.currentThread().toString());
-          viaExecutor.set(f.get(10, TimeUnit.SECONDS));
-        }
-      } catch (Throwable e) {
-        failure.set(e);
-      }
-    });
+    Thread g =
+        Gmp.go(
+            () -> {
+              try {
+                Thread t =
+                    Thread.ofVirtual()
+                        .start(
+                            () -> {
+                              plain.set(Thread.currentThread().toString());
+                              // and a grandchild, created by a thread that was itself created the
+                              // JDK's way
+                              Thread gc =
+                                  Thread.ofVirtual()
+                                      .start(() -> nested.set(Thread.currentThread().toString()));
+                              try {
+                                gc.join();
+                              } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                              }
+                            });
+                t.join();
+                try (ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor()) {
+                  Future<String> f = ex.submit(() -> Thread.currentThread().toString());
+                  viaExecutor.set(f.get(10, TimeUnit.SECONDS));
+                }
+              } catch (Throwable e) {
+                failure.set(e);
+              }
+            });
     GmpTesting.join(g, 20, "G");
     if (failure.get() != null) {
       throw new AssertionError(failure.get());
     }
     assertTrue(plain.get().contains(CARRIER), "Thread.ofVirtual() in a G: " + plain.get());
     assertTrue(nested.get().contains(CARRIER), "grandchild: " + nested.get());
-    assertTrue(viaExecutor.get().contains(CARRIER),
+    assertTrue(
+        viaExecutor.get().contains(CARRIER),
         "Executors.newVirtualThreadPerTaskExecutor() in a G: " + viaExecutor.get());
   }
 
@@ -237,10 +264,12 @@ class JdkBehaviourTest {
     List<Future<String>> fs = new ArrayList<>();
     try (ExecutorService ex = Gmp.newVirtualThreadPerTaskExecutor()) {
       for (int i = 0; i < 20; i++) {
-        fs.add(ex.submit(() -> {
-          Thread.sleep(1);
-          return Thread.currentThread().isVirtual() + " " + Thread.currentThread();
-        }));
+        fs.add(
+            ex.submit(
+                () -> {
+                  Thread.sleep(1);
+                  return Thread.currentThread().isVirtual() + " " + Thread.currentThread();
+                }));
       }
       for (Future<String> f : fs) {
         String s = f.get(10, TimeUnit.SECONDS);
@@ -253,13 +282,16 @@ class JdkBehaviourTest {
   @Timeout(value = 30, threadMode = SEPARATE_THREAD)
   void readMetricsHasGoNamesAndShapes() throws Exception {
     Map<String, Object> m = Gmp.readMetrics();
-    for (String gauge : List.of("/sched/gomaxprocs:threads", "/sched/goroutines:goroutines",
-        "/sched/goroutines-created:goroutines")) {
+    for (String gauge :
+        List.of(
+            "/sched/gomaxprocs:threads",
+            "/sched/goroutines:goroutines",
+            "/sched/goroutines-created:goroutines")) {
       assertInstanceOf(Long.class, m.get(gauge), gauge + " in " + m.keySet());
     }
     assertEquals((long) Gmp.gomaxprocs(), m.get("/sched/gomaxprocs:threads"));
-    Float64Histogram lat = assertInstanceOf(Float64Histogram.class,
-        m.get("/sched/latencies:seconds"));
+    Float64Histogram lat =
+        assertInstanceOf(Float64Histogram.class, m.get("/sched/latencies:seconds"));
     double[] b = lat.buckets();
     assertEquals(163, b.length);
     assertEquals(162, lat.counts().length);
@@ -275,13 +307,15 @@ class JdkBehaviourTest {
     CountDownLatch release = new CountDownLatch(1);
     List<Thread> gs = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
-      gs.add(Gmp.go(() -> {
-        try {
-          release.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }));
+      gs.add(
+          Gmp.go(
+              () -> {
+                try {
+                  release.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }));
     }
     try {
       long created1 = (Long) Gmp.readMetrics().get("/sched/goroutines-created:goroutines");

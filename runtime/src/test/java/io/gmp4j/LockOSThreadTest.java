@@ -12,7 +12,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -33,17 +32,20 @@ class LockOSThreadTest {
   @Test
   @Timeout(value = 30, threadMode = SEPARATE_THREAD)
   void testLockOSThreadNesting() throws Exception {
-    GmpTesting.runInG("nesting", 20, () -> {
-      assertEquals(0, Hooks.lockOSThreadCount());
-      Gmp.lockOSThread();
-      Gmp.lockOSThread();
-      Gmp.unlockOSThread();
-      assertEquals(1, Hooks.lockOSThreadCount());
-      Gmp.unlockOSThread();
-      assertEquals(0, Hooks.lockOSThreadCount());
-      Gmp.unlockOSThread();
-      assertEquals(0, Hooks.lockOSThreadCount());
-    });
+    GmpTesting.runInG(
+        "nesting",
+        20,
+        () -> {
+          assertEquals(0, Hooks.lockOSThreadCount());
+          Gmp.lockOSThread();
+          Gmp.lockOSThread();
+          Gmp.unlockOSThread();
+          assertEquals(1, Hooks.lockOSThreadCount());
+          Gmp.unlockOSThread();
+          assertEquals(0, Hooks.lockOSThreadCount());
+          Gmp.unlockOSThread();
+          assertEquals(0, Hooks.lockOSThreadCount());
+        });
   }
 
   /**
@@ -55,20 +57,22 @@ class LockOSThreadTest {
   void testBlockLocked() throws Exception {
     SynchronousQueue<Integer> c = new SynchronousQueue<>();
     Set<String> carriers = ConcurrentHashMap.newKeySet();
-    Thread g = Gmp.go(() -> {
-      Gmp.lockOSThread();
-      try {
-        for (int i = 0; i < 10; i++) {
-          carriers.add(carrier());
-          c.put(i);
-        }
-        carriers.add(carrier());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } finally {
-        Gmp.unlockOSThread();
-      }
-    });
+    Thread g =
+        Gmp.go(
+            () -> {
+              Gmp.lockOSThread();
+              try {
+                for (int i = 0; i < 10; i++) {
+                  carriers.add(carrier());
+                  c.put(i);
+                }
+                carriers.add(carrier());
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              } finally {
+                Gmp.unlockOSThread();
+              }
+            });
     for (int i = 0; i < 10; i++) {
       assertEquals(i, c.take());
       Thread.sleep(1); // let the locked G block on every send
@@ -83,14 +87,15 @@ class LockOSThreadTest {
   void testYieldLockedProgress() throws Exception {
     AtomicBoolean c = new AtomicBoolean();
     CountDownLatch ack = new CountDownLatch(1);
-    Gmp.go(() -> {
-      Gmp.lockOSThread();
-      while (!c.get()) {
-        Gmp.gosched();
-      }
-      Gmp.unlockOSThread();
-      ack.countDown();
-    });
+    Gmp.go(
+        () -> {
+          Gmp.lockOSThread();
+          while (!c.get()) {
+            Gmp.gosched();
+          }
+          Gmp.unlockOSThread();
+          ack.countDown();
+        });
     Thread.sleep(10);
     c.set(true);
     GmpTesting.await(ack, 10, "the locked yielder");
@@ -104,35 +109,43 @@ class LockOSThreadTest {
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void testLockOSThreadExitKillsItsCarrier() throws Exception {
     String[] mine = new String[1];
-    Thread g = Gmp.go(() -> {
-      Gmp.lockOSThread();
-      for (int i = 0; i < 10; i++) {
-        Gmp.gosched();
-        try {
-          Thread.sleep(1);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        if (mine[0] != null && !mine[0].equals(carrier())) {
-          throw new AssertionError("locked G moved from " + mine[0] + " to " + carrier());
-        }
-        mine[0] = carrier();
-      }
-      // exits without unlocking
-    });
+    Thread g =
+        Gmp.go(
+            () -> {
+              Gmp.lockOSThread();
+              for (int i = 0; i < 10; i++) {
+                Gmp.gosched();
+                try {
+                  Thread.sleep(1);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                if (mine[0] != null && !mine[0].equals(carrier())) {
+                  throw new AssertionError("locked G moved from " + mine[0] + " to " + carrier());
+                }
+                mine[0] = carrier();
+              }
+              // exits without unlocking
+            });
     GmpTesting.join(g, 20, "the locked G");
     String dead = mine[0];
-    assertTrue(GmpTesting.poll(5_000, () -> Thread.getAllStackTraces().keySet().stream()
-        .noneMatch(t -> t.getName().equals(dead))), dead + " still alive\n"
-        + Gmp.schedtrace(true));
+    assertTrue(
+        GmpTesting.poll(
+            5_000,
+            () ->
+                Thread.getAllStackTraces().keySet().stream()
+                    .noneMatch(t -> t.getName().equals(dead))),
+        dead + " still alive\n" + Gmp.schedtrace(true));
     List<String> later = new ArrayList<>();
     List<Thread> gs = new ArrayList<>();
     for (int i = 0; i < 50; i++) {
-      gs.add(Gmp.go(() -> {
-        synchronized (later) {
-          later.add(carrier());
-        }
-      }));
+      gs.add(
+          Gmp.go(
+              () -> {
+                synchronized (later) {
+                  later.add(carrier());
+                }
+              }));
     }
     for (Thread t : gs) {
       GmpTesting.join(t, 10, "a later G");

@@ -43,17 +43,27 @@ class MetricsTest {
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void goroutinesListsAParkedGWithItsWaitReason() throws Exception {
     java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
-    Thread g = Gmp.go(() -> {
-      try {
-        gate.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread g =
+        Gmp.go(
+            () -> {
+              try {
+                gate.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
     try {
-      assertTrue(GmpTesting.poll(5_000, () -> Gmp.goroutines().stream().anyMatch(
-          gi -> gi.thread() == g && gi.status().equals("waiting")
-              && gi.waitReason().equals("semacquire"))), Gmp.schedtrace(true));
+      assertTrue(
+          GmpTesting.poll(
+              5_000,
+              () ->
+                  Gmp.goroutines().stream()
+                      .anyMatch(
+                          gi ->
+                              gi.thread() == g
+                                  && gi.status().equals("waiting")
+                                  && gi.waitReason().equals("semacquire"))),
+          Gmp.schedtrace(true));
     } finally {
       gate.countDown();
     }

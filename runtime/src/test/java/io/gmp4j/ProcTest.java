@@ -36,16 +36,24 @@ class ProcTest {
    * false (after recording a schedtrace in {@code failure}) if it gave up, or if another spinner
    * already did.
    */
-  private static boolean spinUntil(AtomicInteger x, int expected, long deadline,
-      AtomicReference<String> failure, String who) {
+  private static boolean spinUntil(
+      AtomicInteger x, int expected, long deadline, AtomicReference<String> failure, String who) {
     while (x.get() != expected) {
       if (failure.get() != null) {
         return false;
       }
       if (System.nanoTime() - deadline > 0) {
-        failure.compareAndSet(null, who + " waited " + SPIN_SECONDS + " s for x == " + expected
-            + " but x == " + x.get() + ": the Gs did not run in parallel\n"
-            + Gmp.schedtrace(true));
+        failure.compareAndSet(
+            null,
+            who
+                + " waited "
+                + SPIN_SECONDS
+                + " s for x == "
+                + expected
+                + " but x == "
+                + x.get()
+                + ": the Gs did not run in parallel\n"
+                + Gmp.schedtrace(true));
         return false;
       }
       Thread.onSpinWait();
@@ -65,33 +73,37 @@ class ProcTest {
     final int tries = 10 * STRESS;
     int prev = Gmp.gomaxprocs(procs);
     try {
-      GmpTesting.runInG("TestGoroutineParallelism", 50, () -> {
-        for (int attempt = 0; attempt < tries; attempt++) {
-          AtomicReference<String> failure = new AtomicReference<>();
-          CountDownLatch done = new CountDownLatch(procs);
-          AtomicInteger x = new AtomicInteger();
-          long deadline = System.nanoTime() + SPIN_SECONDS * 1_000_000_000L;
-          for (int p = 0; p < procs; p++) {
-            final int pp = p;
-            // Test that all P goroutines are scheduled at the same time.
-            Gmp.go(() -> {
-              for (int i = 0; i < 3; i++) {
-                int expected = procs * i + pp;
-                if (!spinUntil(x, expected, deadline, failure, "goroutine " + pp)) {
-                  break;
-                }
-                x.set(expected + 1);
+      GmpTesting.runInG(
+          "TestGoroutineParallelism",
+          50,
+          () -> {
+            for (int attempt = 0; attempt < tries; attempt++) {
+              AtomicReference<String> failure = new AtomicReference<>();
+              CountDownLatch done = new CountDownLatch(procs);
+              AtomicInteger x = new AtomicInteger();
+              long deadline = System.nanoTime() + SPIN_SECONDS * 1_000_000_000L;
+              for (int p = 0; p < procs; p++) {
+                final int pp = p;
+                // Test that all P goroutines are scheduled at the same time.
+                Gmp.go(
+                    () -> {
+                      for (int i = 0; i < 3; i++) {
+                        int expected = procs * i + pp;
+                        if (!spinUntil(x, expected, deadline, failure, "goroutine " + pp)) {
+                          break;
+                        }
+                        x.set(expected + 1);
+                      }
+                      done.countDown();
+                    });
               }
-              done.countDown();
-            });
-          }
-          GmpTesting.await(done, 2 * SPIN_SECONDS, "try " + attempt);
-          if (failure.get() != null) {
-            throw new AssertionError("try " + attempt + ": " + failure.get());
-          }
-          assertEquals(3 * procs, x.get(), "try " + attempt);
-        }
-      });
+              GmpTesting.await(done, 2 * SPIN_SECONDS, "try " + attempt);
+              if (failure.get() != null) {
+                throw new AssertionError("try " + attempt + ": " + failure.get());
+              }
+              assertEquals(3 * procs, x.get(), "try " + attempt);
+            }
+          });
     } finally {
       GmpTesting.restoreProcs(prev);
     }
@@ -111,58 +123,69 @@ class ProcTest {
     final int tries = 10 * STRESS;
     int prev = Gmp.gomaxprocs(procs);
     try {
-      GmpTesting.runInG("TestGoroutineParallelism2(load)", 50, () -> {
-        for (int attempt = 0; attempt < tries; attempt++) {
-          long deadline = System.nanoTime() + SPIN_SECONDS * 1_000_000_000L;
-          AtomicReference<String> failure = new AtomicReference<>();
-          {
-            // Create P goroutines and wait until they all run. When we run the actual test
-            // below, worker threads running the goroutines will start parking.
-            CountDownLatch loaded = new CountDownLatch(1);
-            AtomicInteger x = new AtomicInteger();
-            for (int p = 0; p < procs; p++) {
-              Gmp.go(() -> {
-                if (x.incrementAndGet() == procs) {
-                  loaded.countDown();
-                  return;
+      GmpTesting.runInG(
+          "TestGoroutineParallelism2(load)",
+          50,
+          () -> {
+            for (int attempt = 0; attempt < tries; attempt++) {
+              long deadline = System.nanoTime() + SPIN_SECONDS * 1_000_000_000L;
+              AtomicReference<String> failure = new AtomicReference<>();
+              {
+                // Create P goroutines and wait until they all run. When we run the actual test
+                // below, worker threads running the goroutines will start parking.
+                CountDownLatch loaded = new CountDownLatch(1);
+                AtomicInteger x = new AtomicInteger();
+                for (int p = 0; p < procs; p++) {
+                  Gmp.go(
+                      () -> {
+                        if (x.incrementAndGet() == procs) {
+                          loaded.countDown();
+                          return;
+                        }
+                        spinUntil(x, procs, deadline, failure, "load goroutine");
+                      });
                 }
-                spinUntil(x, procs, deadline, failure, "load goroutine");
-              });
-            }
-            GmpTesting.await(loaded, 2 * SPIN_SECONDS, "load phase of try " + attempt);
-            if (failure.get() != null) {
-              throw new AssertionError("load phase of try " + attempt + ": " + failure.get());
-            }
-          }
-          CountDownLatch done = new CountDownLatch(procs);
-          AtomicInteger x = new AtomicInteger();
-          // Spawn P goroutines in a nested fashion just to differ from TestGoroutineParallelism.
-          for (int p = 0; p < procs / 2; p++) {
-            final int pp = p;
-            Gmp.go(() -> {
-              for (int p2 = 0; p2 < 2; p2++) {
-                final int pp2 = p2;
-                Gmp.go(() -> {
-                  for (int i = 0; i < 3; i++) {
-                    int expected = procs * i + pp * 2 + pp2;
-                    if (!spinUntil(x, expected, deadline, failure,
-                        "goroutine " + pp + "." + pp2)) {
-                      break;
-                    }
-                    x.set(expected + 1);
-                  }
-                  done.countDown();
-                });
+                GmpTesting.await(loaded, 2 * SPIN_SECONDS, "load phase of try " + attempt);
+                if (failure.get() != null) {
+                  throw new AssertionError("load phase of try " + attempt + ": " + failure.get());
+                }
               }
-            });
-          }
-          GmpTesting.await(done, 2 * SPIN_SECONDS, "try " + attempt);
-          if (failure.get() != null) {
-            throw new AssertionError("try " + attempt + ": " + failure.get());
-          }
-          assertEquals(3 * procs, x.get(), "try " + attempt);
-        }
-      });
+              CountDownLatch done = new CountDownLatch(procs);
+              AtomicInteger x = new AtomicInteger();
+              // Spawn P goroutines in a nested fashion just to differ from
+              // TestGoroutineParallelism.
+              for (int p = 0; p < procs / 2; p++) {
+                final int pp = p;
+                Gmp.go(
+                    () -> {
+                      for (int p2 = 0; p2 < 2; p2++) {
+                        final int pp2 = p2;
+                        Gmp.go(
+                            () -> {
+                              for (int i = 0; i < 3; i++) {
+                                int expected = procs * i + pp * 2 + pp2;
+                                if (!spinUntil(
+                                    x,
+                                    expected,
+                                    deadline,
+                                    failure,
+                                    "goroutine " + pp + "." + pp2)) {
+                                  break;
+                                }
+                                x.set(expected + 1);
+                              }
+                              done.countDown();
+                            });
+                      }
+                    });
+              }
+              GmpTesting.await(done, 2 * SPIN_SECONDS, "try " + attempt);
+              if (failure.get() != null) {
+                throw new AssertionError("try " + attempt + ": " + failure.get());
+              }
+              assertEquals(3 * procs, x.get(), "try " + attempt);
+            }
+          });
     } finally {
       GmpTesting.restoreProcs(prev);
     }
@@ -199,13 +222,15 @@ class ProcTest {
     AtomicBoolean c = new AtomicBoolean();
     CountDownLatch cack = new CountDownLatch(1);
     AtomicLong yields = new AtomicLong();
-    Thread yielder = Gmp.go(() -> {
-      while (!c.get()) {
-        yields.incrementAndGet();
-        Gmp.gosched();
-      }
-      cack.countDown();
-    });
+    Thread yielder =
+        Gmp.go(
+            () -> {
+              while (!c.get()) {
+                yields.incrementAndGet();
+                Gmp.gosched();
+              }
+              cack.countDown();
+            });
     Thread.sleep(10);
     c.set(true);
     GmpTesting.await(cack, 10, "yielder ack (" + yields.get() + " yields)");
@@ -232,8 +257,15 @@ class ProcTest {
         break;
       }
       if (tries >= 10) {
-        throw new AssertionError("NumGoroutine inside a G = " + inside.get() + ", want "
-            + (before + 1) + " (" + before + " before it started)\n" + Gmp.schedtrace(true));
+        throw new AssertionError(
+            "NumGoroutine inside a G = "
+                + inside.get()
+                + ", want "
+                + (before + 1)
+                + " ("
+                + before
+                + " before it started)\n"
+                + Gmp.schedtrace(true));
       }
       Thread.sleep(5);
     }
@@ -242,13 +274,15 @@ class ProcTest {
     int parked = 20;
     Thread[] gs = new Thread[parked];
     for (int i = 0; i < parked; i++) {
-      gs[i] = Gmp.go(() -> {
-        try {
-          release.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
+      gs[i] =
+          Gmp.go(
+              () -> {
+                try {
+                  release.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
     }
     try {
       numGoroutineMatchesDump(parked);
@@ -274,8 +308,13 @@ class ProcTest {
         return;
       }
       if (i >= 10) {
-        throw new AssertionError("NumGoroutine=" + n + ", but found " + nstk
-            + " goroutines in the schedtrace dump:\n" + dump);
+        throw new AssertionError(
+            "NumGoroutine="
+                + n
+                + ", but found "
+                + nstk
+                + " goroutines in the schedtrace dump:\n"
+                + dump);
       }
       Thread.sleep(1);
     }
@@ -310,26 +349,28 @@ class ProcTest {
     try {
       CountDownLatch compl = new CountDownLatch(2);
       AtomicReference<Throwable> failure = new AtomicReference<>();
-      Gmp.go(() -> {
-        try {
-          for (int i = 0; i != iterations; i++) {
-            Gmp.gomaxprocs(i % 2 == 0 ? 2 : 3);
-          }
-        } catch (Throwable t) {
-          failure.compareAndSet(null, t);
-        }
-        compl.countDown();
-      });
-      Gmp.go(() -> {
-        try {
-          for (int i = 0; i != iterations; i++) {
-            Gmp.gomaxprocs(3);
-          }
-        } catch (Throwable t) {
-          failure.compareAndSet(null, t);
-        }
-        compl.countDown();
-      });
+      Gmp.go(
+          () -> {
+            try {
+              for (int i = 0; i != iterations; i++) {
+                Gmp.gomaxprocs(i % 2 == 0 ? 2 : 3);
+              }
+            } catch (Throwable t) {
+              failure.compareAndSet(null, t);
+            }
+            compl.countDown();
+          });
+      Gmp.go(
+          () -> {
+            try {
+              for (int i = 0; i != iterations; i++) {
+                Gmp.gomaxprocs(3);
+              }
+            } catch (Throwable t) {
+              failure.compareAndSet(null, t);
+            }
+            compl.countDown();
+          });
       Gmp.go(ProcTest::perpetuumMobile);
       for (int i = 0; i != iterations / 4; i++) {
         Gmp.gomaxprocs(i % 2 == 0 ? 4 : 3); // from a platform thread
@@ -339,16 +380,22 @@ class ProcTest {
         throw new AssertionError("a resizer threw", failure.get());
       }
       long before = perpetuumSpawns.get();
-      assertTrue(GmpTesting.poll(10_000, () -> perpetuumSpawns.get() > before),
+      assertTrue(
+          GmpTesting.poll(10_000, () -> perpetuumSpawns.get() > before),
           "perpetuumMobile made no progress after the resizes\n" + Gmp.schedtrace(true));
     } finally {
       stop.set(true);
       GmpTesting.restoreProcs(maxprocs);
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
-    System.out.println("TestStopTheWorldDeadlock: " + (iterations * 2 + iterations / 4)
-        + " gomaxprocs calls, " + perpetuumSpawns.get() + " perpetuumMobile spawns in " + ms
-        + " ms");
+    System.out.println(
+        "TestStopTheWorldDeadlock: "
+            + (iterations * 2 + iterations / 4)
+            + " gomaxprocs calls, "
+            + perpetuumSpawns.get()
+            + " perpetuumMobile spawns in "
+            + ms
+            + " ms");
     assertTrue(ms < 30_000, "took " + ms + " ms, want < 30 s");
   }
 }

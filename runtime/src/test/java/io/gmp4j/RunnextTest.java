@@ -43,21 +43,24 @@ class RunnextTest {
     List<Integer> order = Collections.synchronizedList(new ArrayList<>());
     AtomicReference<Throwable> failure = new AtomicReference<>();
     try {
-      Thread parent = Gmp.go(() -> {
-        try {
-          CountDownLatch ran = new CountDownLatch(n);
-          for (int i = 0; i < n; i++) {
-            final int idx = i;
-            Gmp.go(() -> {
-              order.add(idx);
-              ran.countDown();
-            });
-          }
-          GmpTesting.await(ran, 10, "children");
-        } catch (Throwable t) {
-          failure.set(t);
-        }
-      });
+      Thread parent =
+          Gmp.go(
+              () -> {
+                try {
+                  CountDownLatch ran = new CountDownLatch(n);
+                  for (int i = 0; i < n; i++) {
+                    final int idx = i;
+                    Gmp.go(
+                        () -> {
+                          order.add(idx);
+                          ran.countDown();
+                        });
+                  }
+                  GmpTesting.await(ran, 10, "children");
+                } catch (Throwable t) {
+                  failure.set(t);
+                }
+              });
       GmpTesting.join(parent, 20, "parent");
     } finally {
       GmpTesting.restoreProcs(prev);
@@ -67,9 +70,12 @@ class RunnextTest {
     }
     List<Integer> sorted = new ArrayList<>(order);
     Collections.sort(sorted);
-    assertEquals(IntStream.range(0, n).boxed().toList(), sorted,
+    assertEquals(
+        IntStream.range(0, n).boxed().toList(),
+        sorted,
         "every child must run exactly once; order was " + order);
-    Assumptions.assumeFalse(RANDOMIZED,
+    Assumptions.assumeFalse(
+        RANDOMIZED,
         "run order is randomized by design under gmp.randomizeScheduler (checked: all ran once)");
     assertEquals(List.of(9, 0, 1, 2, 3, 4, 5, 6, 7, 8), order, "run order at gomaxprocs(1)");
   }
@@ -91,25 +97,28 @@ class RunnextTest {
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch finished = new CountDownLatch(n);
     try {
-      Thread parent = Gmp.go(() -> {
-        try {
-          for (int i = 0; i < n; i++) {
-            Gmp.go(() -> {
-              try {
-                release.await();
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-              finished.countDown();
-            });
-          }
-          trace.set(Gmp.schedtrace(false));
-        } catch (Throwable t) {
-          failure.set(t);
-        } finally {
-          release.countDown();
-        }
-      });
+      Thread parent =
+          Gmp.go(
+              () -> {
+                try {
+                  for (int i = 0; i < n; i++) {
+                    Gmp.go(
+                        () -> {
+                          try {
+                            release.await();
+                          } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                          }
+                          finished.countDown();
+                        });
+                  }
+                  trace.set(Gmp.schedtrace(false));
+                } catch (Throwable t) {
+                  failure.set(t);
+                } finally {
+                  release.countDown();
+                }
+              });
       GmpTesting.join(parent, 20, "parent");
       GmpTesting.await(finished, 20, "the 300 children");
     } finally {
@@ -127,11 +136,19 @@ class RunnextTest {
     int local = Integer.parseInt(m.group(2));
     // Order-free invariant: every child is queued somewhere (runnext holds at most one), and
     // the ring never holds more than its 256 slots.
-    assertTrue(global + local == n || global + local == n - 1,
-        "global " + global + " + local " + local + " (+ runnext 0/1) must account for " + n
-            + ": " + line);
+    assertTrue(
+        global + local == n || global + local == n - 1,
+        "global "
+            + global
+            + " + local "
+            + local
+            + " (+ runnext 0/1) must account for "
+            + n
+            + ": "
+            + line);
     assertTrue(local <= 256, line);
-    Assumptions.assumeFalse(RANDOMIZED,
+    Assumptions.assumeFalse(
+        RANDOMIZED,
         "runnext is skipped at random under gmp.randomizeScheduler (checked: all 300 queued)");
     assertTrue(line.contains("runqueue=129"), line);
     assertTrue(line.contains("[ 170 ]"), line);

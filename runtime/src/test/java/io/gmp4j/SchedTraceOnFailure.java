@@ -51,9 +51,16 @@ public final class SchedTraceOnFailure implements TestExecutionExceptionHandler,
     } catch (Throwable t) {
       trace = "(schedtrace failed: " + t + ")\n";
     }
-    System.err.println("=== " + context.getDisplayName() + " in "
-        + context.getRequiredTestClass().getSimpleName() + " failed: " + cause
-        + "\n=== Gmp.schedtrace(true):\n" + trace + "=== end of schedtrace");
+    System.err.println(
+        "=== "
+            + context.getDisplayName()
+            + " in "
+            + context.getRequiredTestClass().getSimpleName()
+            + " failed: "
+            + cause
+            + "\n=== Gmp.schedtrace(true):\n"
+            + trace
+            + "=== end of schedtrace");
     System.err.flush();
   }
 }

@@ -41,62 +41,68 @@ class SyscallTest {
   @ValueSource(longs = {10_000, 100_000, 1_000_000})
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void testPreemptionAfterSyscall(long syscallNanos) throws Exception {
-    GmpTesting.withProcs(2, () -> {
-      for (int iter = 0; iter < 2; iter++) {
-        final int nroutines = 8;
-        CountDownLatch started = new CountDownLatch(nroutines);
-        CountDownLatch finished = new CountDownLatch(nroutines);
-        AtomicBoolean stop = new AtomicBoolean();
-        long t0 = System.nanoTime();
-        for (int i = 0; i < nroutines; i++) {
-          Gmp.go(() -> {
-            started.countDown();
-            while (!stop.get()) {
-              try {
-                Gmp.syscall(() -> {
-                  long end = System.nanoTime() + syscallNanos;
-                  while (System.nanoTime() - end < 0) {
-                    Thread.onSpinWait();
-                  }
-                  return null;
-                });
-              } catch (Exception e) {
-                throw new AssertionError(e);
-              }
-              Preempt.poll(); // the loop's back-edge poll, as the agent injects it
+    GmpTesting.withProcs(
+        2,
+        () -> {
+          for (int iter = 0; iter < 2; iter++) {
+            final int nroutines = 8;
+            CountDownLatch started = new CountDownLatch(nroutines);
+            CountDownLatch finished = new CountDownLatch(nroutines);
+            AtomicBoolean stop = new AtomicBoolean();
+            long t0 = System.nanoTime();
+            for (int i = 0; i < nroutines; i++) {
+              Gmp.go(
+                  () -> {
+                    started.countDown();
+                    while (!stop.get()) {
+                      try {
+                        Gmp.syscall(
+                            () -> {
+                              long end = System.nanoTime() + syscallNanos;
+                              while (System.nanoTime() - end < 0) {
+                                Thread.onSpinWait();
+                              }
+                              return null;
+                            });
+                      } catch (Exception e) {
+                        throw new AssertionError(e);
+                      }
+                      Preempt.poll(); // the loop's back-edge poll, as the agent injects it
+                    }
+                    finished.countDown();
+                  });
             }
-            finished.countDown();
-          });
-        }
-        GmpTesting.await(started, 5, "8 Gs start");
-        stop.set(true);
-        GmpTesting.await(finished, 5, "8 Gs finish");
-        long ms = (System.nanoTime() - t0) / 1_000_000;
-        assertTrue(ms <= 5_000, "took " + ms + " ms, want <= 5 s");
-      }
-    });
+            GmpTesting.await(started, 5, "8 Gs start");
+            stop.set(true);
+            GmpTesting.await(finished, 5, "8 Gs finish");
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(ms <= 5_000, "took " + ms + " ms, want <= 5 s");
+          }
+        });
   }
 
   /** A FIFO and the bracketed blocking read of one byte from it, as a G would do it. */
   private static int blockingRead(Path fifo) throws Exception {
-    return Gmp.syscall(() -> {
-      try (FileInputStream in = new FileInputStream(fifo.toFile())) { // open blocks, too
-        return in.read();
-      }
-    });
+    return Gmp.syscall(
+        () -> {
+          try (FileInputStream in = new FileInputStream(fifo.toFile())) { // open blocks, too
+            return in.read();
+          }
+        });
   }
 
   /** One G per FIFO, each blocked in {@link #blockingRead}; counts down {@code done} after. */
   private static void startReaders(List<Path> fifos, CountDownLatch done) {
     for (Path f : fifos) {
-      Gmp.go(() -> {
-        try {
-          blockingRead(f);
-        } catch (Exception e) {
-          throw new AssertionError(e);
-        }
-        done.countDown();
-      });
+      Gmp.go(
+          () -> {
+            try {
+              blockingRead(f);
+            } catch (Exception e) {
+              throw new AssertionError(e);
+            }
+            done.countDown();
+          });
     }
   }
 
@@ -143,18 +149,23 @@ class SyscallTest {
     long base = metric("/sched/goroutines/not-in-go:goroutines");
     startReaders(fifos, done);
     try {
-      assertTrue(GmpTesting.poll(10_000,
-          () -> metric("/sched/goroutines/not-in-go:goroutines") >= base + 10),
-          "not-in-go never reached base " + base + " + 10: "
-              + metric("/sched/goroutines/not-in-go:goroutines") + "\n" + Gmp.schedtrace(true));
+      assertTrue(
+          GmpTesting.poll(
+              10_000, () -> metric("/sched/goroutines/not-in-go:goroutines") >= base + 10),
+          "not-in-go never reached base "
+              + base
+              + " + 10: "
+              + metric("/sched/goroutines/not-in-go:goroutines")
+              + "\n"
+              + Gmp.schedtrace(true));
       long n = metric("/sched/goroutines/not-in-go:goroutines") - base;
       assertTrue(n >= 10 && n <= 14, "not-in-go " + n + ", want [10, 14]");
     } finally {
       release(fifos);
     }
     GmpTesting.await(done, 20, "the 10 readers");
-    assertTrue(GmpTesting.poll(5_000,
-        () -> metric("/sched/goroutines/not-in-go:goroutines") == base));
+    assertTrue(
+        GmpTesting.poll(5_000, () -> metric("/sched/goroutines/not-in-go:goroutines") == base));
   }
 
   /**
@@ -164,30 +175,34 @@ class SyscallTest {
   @Test
   @Timeout(value = 120, threadMode = SEPARATE_THREAD)
   void blockedReadsGrowThreadsAndNewGsStillRun() throws Exception {
-    GmpTesting.withProcs(2, () -> {
-      final int n = 200;
-      List<Path> fifos = fifos(tmp, n);
-      long threads0 = osThreads();
-      CountDownLatch done = new CountDownLatch(n);
-      startReaders(fifos, done);
-      try {
-        assertTrue(GmpTesting.poll(30_000,
-            () -> metric("/sched/goroutines/not-in-go:goroutines") >= n),
-            "not every reader blocked\n" + Gmp.schedtrace(false));
-        long threads1 = osThreads();
-        System.out.printf("SyscallTest: %d Gs blocked in FIFO reads: threads %d -> %d (+%d)%n",
-            n, threads0, threads1, threads1 - threads0);
-        assertTrue(threads1 - threads0 >= n - 10, "threads grew only by "
-            + (threads1 - threads0));
-        long t0 = System.nanoTime();
-        Thread late = Gmp.go(() -> { });
-        GmpTesting.join(late, 5, "a G started after the readers blocked");
-        long ms = (System.nanoTime() - t0) / 1_000_000;
-        assertTrue(ms < 1_000, "the late G took " + ms + " ms");
-      } finally {
-        release(fifos);
-      }
-      GmpTesting.await(done, 30, "the readers");
-    });
+    GmpTesting.withProcs(
+        2,
+        () -> {
+          final int n = 200;
+          List<Path> fifos = fifos(tmp, n);
+          long threads0 = osThreads();
+          CountDownLatch done = new CountDownLatch(n);
+          startReaders(fifos, done);
+          try {
+            assertTrue(
+                GmpTesting.poll(
+                    30_000, () -> metric("/sched/goroutines/not-in-go:goroutines") >= n),
+                "not every reader blocked\n" + Gmp.schedtrace(false));
+            long threads1 = osThreads();
+            System.out.printf(
+                "SyscallTest: %d Gs blocked in FIFO reads: threads %d -> %d (+%d)%n",
+                n, threads0, threads1, threads1 - threads0);
+            assertTrue(
+                threads1 - threads0 >= n - 10, "threads grew only by " + (threads1 - threads0));
+            long t0 = System.nanoTime();
+            Thread late = Gmp.go(() -> {});
+            GmpTesting.join(late, 5, "a G started after the readers blocked");
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(ms < 1_000, "the late G took " + ms + " ms");
+          } finally {
+            release(fifos);
+          }
+          GmpTesting.await(done, 30, "the readers");
+        });
   }
 }

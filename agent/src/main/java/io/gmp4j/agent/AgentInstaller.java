@@ -178,8 +178,13 @@ final class AgentInstaller {
       if (!inst.isModifiableModule(javaBase)) {
         throw new IllegalStateException("java.base is not modifiable");
       }
-      inst.redefineModule(javaBase, Set.of(), Map.of(), // step 5
-          Map.of("java.lang", Set.of(hooks.getModule())), Set.of(), Map.of());
+      inst.redefineModule(
+          javaBase,
+          Set.of(),
+          Map.of(), // step 5
+          Map.of("java.lang", Set.of(hooks.getModule())),
+          Set.of(),
+          Map.of());
 
       String shape = VirtualThreadInstrumentation.checkShape(); // step 6
       if (shape != null) {
@@ -225,14 +230,19 @@ final class AgentInstaller {
       startRecordings(options); // step 11
       trace.phase("jfr");
     } catch (Throwable thrown) {
-      Throwable t = thrown instanceof InvocationTargetException && thrown.getCause() != null
-          ? thrown.getCause() : thrown;
+      Throwable t =
+          thrown instanceof InvocationTargetException && thrown.getCause() != null
+              ? thrown.getCause()
+              : thrown;
       if (installed) {
-        Stderr.line("gmp4j: could not " + step + ": " + Stderr.describe(t)
-            + "; running Gs are not preempted, as with asyncpreemptoff=1");
+        Stderr.line(
+            "gmp4j: could not "
+                + step
+                + ": "
+                + Stderr.describe(t)
+                + "; running Gs are not preempted, as with asyncpreemptoff=1");
       } else {
-        Stderr.line("gmp4j: could not " + step + ": " + Stderr.describe(t)
-            + Stderr.NOT_INSTALLED);
+        Stderr.line("gmp4j: could not " + step + ": " + Stderr.describe(t) + Stderr.NOT_INSTALLED);
       }
     } finally {
       if (runtimeJar != null) {
@@ -244,11 +254,10 @@ final class AgentInstaller {
   /** Step 2: Config from a throw-away loader, so that failing here changes nothing. */
   private static AgentOptions readOptions(String agentArgs, Path runtimeJar) throws Exception {
     // Parent null: Config needs java.base only, and must not be found on the app class path.
-    try (URLClassLoader probe =
-        new URLClassLoader(new URL[] {runtimeJar.toUri().toURL()}, null)) {
+    try (URLClassLoader probe = new URLClassLoader(new URL[] {runtimeJar.toUri().toURL()}, null)) {
       Class<?> config = Class.forName(CONFIG, true, probe);
-      return AgentOptions.parse(agentArgs, System.getProperties(), System.getenv(),
-          AgentOptions.reflective(config));
+      return AgentOptions.parse(
+          agentArgs, System.getProperties(), System.getenv(), AgentOptions.reflective(config));
     }
   }
 
@@ -289,15 +298,18 @@ final class AgentInstaller {
       sites.addAll(ForkJoinWorkerThreadInstrumentation.sites());
     }
     sites.addAll(SyscallInstrumentations.sites()); // DESIGN.md section 5
-    JdkWeaver weaver = new JdkWeaver(
-        sites, Set.of(VirtualThreadInstrumentation.TYPE), Stderr.NOT_INSTALLED);
+    JdkWeaver weaver =
+        new JdkWeaver(sites, Set.of(VirtualThreadInstrumentation.TYPE), Stderr.NOT_INSTALLED);
     weaver.install(inst);
     trace.phase("weave");
 
     if (!weaver.wasTransformed(VirtualThreadInstrumentation.TYPE)) {
       if (!weaver.hasFailed(VirtualThreadInstrumentation.TYPE)) {
-        Stderr.line("gmp4j: " + VirtualThreadInstrumentation.TYPE
-            + " was not retransformed (is it modifiable on this JVM?)" + Stderr.NOT_INSTALLED);
+        Stderr.line(
+            "gmp4j: "
+                + VirtualThreadInstrumentation.TYPE
+                + " was not retransformed (is it modifiable on this JVM?)"
+                + Stderr.NOT_INSTALLED);
       }
       return false;
     }
@@ -310,16 +322,20 @@ final class AgentInstaller {
    */
   private static void startExporter() {
     try {
-      String line = io.gmp4j.agent.exporter.Exporters.start(
-          System.getProperty("gmp.exporter.host"), System.getProperty("gmp.exporter.port"),
-          Stderr::line);
+      String line =
+          io.gmp4j.agent.exporter.Exporters.start(
+              System.getProperty("gmp.exporter.host"),
+              System.getProperty("gmp.exporter.port"),
+              Stderr::line);
       if (line != null) {
         Stderr.line(line);
       }
       LiveAttach.publishExporter();
     } catch (Throwable t) {
-      Stderr.line("gmp4j: exporter: could not start: " + Stderr.describe(t)
-          + "; the app keeps running without the endpoint");
+      Stderr.line(
+          "gmp4j: exporter: could not start: "
+              + Stderr.describe(t)
+              + "; the app keeps running without the endpoint");
     }
   }
 
@@ -327,9 +343,16 @@ final class AgentInstaller {
   private static void startRecordings(AgentOptions options) {
     try {
       Map<String, String> jfr = new java.util.HashMap<>();
-      for (String key : new String[] {"jfr", "jfr.settings", "flightrecorder",
-          "flightrecorder.maxsize", "flightrecorder.dir", "flightrecorder.latency",
-          "flightrecorder.settings"}) {
+      for (String key :
+          new String[] {
+            "jfr",
+            "jfr.settings",
+            "flightrecorder",
+            "flightrecorder.maxsize",
+            "flightrecorder.dir",
+            "flightrecorder.latency",
+            "flightrecorder.settings"
+          }) {
         if (options.get(key) != null) {
           jfr.put(key, options.get(key));
         }
@@ -338,32 +361,42 @@ final class AgentInstaller {
         io.gmp4j.agent.jfr.Recordings.start(jfr, Stderr::line);
       }
     } catch (Throwable t) {
-      Stderr.line("gmp4j: jfr: cannot start the recordings: " + Stderr.describe(t)
-          + "; no recording, gmp4j and the app run on");
+      Stderr.line(
+          "gmp4j: jfr: cannot start the recordings: "
+              + Stderr.describe(t)
+              + "; no recording, gmp4j and the app run on");
     }
   }
 
   /** Step 9. Throws when the injector exists but cannot start; the caller reports it. */
-  private static PreemptPollTransformer installPolls(Instrumentation inst, AgentOptions options,
-      Class<?> hooks, boolean premain) throws Exception {
-    PreemptPollTransformer.Injector injector = PollInjectors.create(
-        options.get("preempt.include"), options.get("preempt.exclude"),
-        options.flag("preempt.prologue"));
+  private static PreemptPollTransformer installPolls(
+      Instrumentation inst, AgentOptions options, Class<?> hooks, boolean premain)
+      throws Exception {
+    PreemptPollTransformer.Injector injector =
+        PollInjectors.create(
+            options.get("preempt.include"),
+            options.get("preempt.exclude"),
+            options.flag("preempt.prologue"));
     if (injector == null) {
       return null;
     }
     Coverage coverage = Coverage.global();
-    hooks.getMethod("instrumentationCounts", LongSupplier.class, LongSupplier.class)
+    hooks
+        .getMethod("instrumentationCounts", LongSupplier.class, LongSupplier.class)
         .invoke(null, (LongSupplier) coverage::instrumented, (LongSupplier) coverage::skipped);
     if (options.flag("preempt.report")) {
       // A platform thread: at exit the scheduler may already be stopping.
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        try {
-          Stderr.line(coverage.summaryLine());
-        } catch (Throwable ignored) {
-          // stderr closed at exit: nothing left to tell
-        }
-      }, "gmp4j-preempt-report"));
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    try {
+                      Stderr.line(coverage.summaryLine());
+                    } catch (Throwable ignored) {
+                      // stderr closed at exit: nothing left to tell
+                    }
+                  },
+                  "gmp4j-preempt-report"));
     }
     if (premain) {
       inst.addTransformer(new PreemptPollTransformer(injector), false);
@@ -374,8 +407,9 @@ final class AgentInstaller {
     PreemptPollTransformer t = new PreemptPollTransformer(injector, true);
     inst.addTransformer(t, true);
     if ("0".equals(options.get("preempt.retransform"))) {
-      Stderr.line("gmp4j: preempt.retransform=0: the classes loaded before the attach keep"
-          + " running without polls");
+      Stderr.line(
+          "gmp4j: preempt.retransform=0: the classes loaded before the attach keep"
+              + " running without polls");
       return null;
     }
     return t;
@@ -397,7 +431,10 @@ final class AgentInstaller {
           AgentState.option(key, null, "default", "");
         } else {
           boolean arg = detail.equals("the -javaagent argument");
-          AgentState.option(key, options.get(key), arg && !premain ? "attach" : "start",
+          AgentState.option(
+              key,
+              options.get(key),
+              arg && !premain ? "attach" : "start",
               arg && !premain ? "gmp4j attach" : detail);
         }
       }

@@ -106,8 +106,12 @@ final class AgentOptions {
   /** Key → where its effective value came from, for messages. */
   private final Map<String, String> sources;
 
-  private AgentOptions(Map<String, String> agentArguments, Map<String, String> effective,
-      Map<String, String> sources, Map<String, String> fromJdk, String jdkSettingsLine) {
+  private AgentOptions(
+      Map<String, String> agentArguments,
+      Map<String, String> effective,
+      Map<String, String> sources,
+      Map<String, String> fromJdk,
+      String jdkSettingsLine) {
     this.agentArguments = Collections.unmodifiableMap(agentArguments);
     this.fromJdk = Collections.unmodifiableMap(fromJdk);
     this.jdkSettingsLine = jdkSettingsLine;
@@ -129,8 +133,12 @@ final class AgentOptions {
     // Lowest precedence first, so that each later source overwrites.
     String gomaxprocsEnv = env.get("GOMAXPROCS");
     if (gomaxprocsEnv != null && !gomaxprocsEnv.isEmpty() && keys.contains("gomaxprocs")) {
-      put(effective, sources, "gomaxprocs", check(checker, "gomaxprocs", gomaxprocsEnv,
-          "the GOMAXPROCS environment variable"), "GOMAXPROCS");
+      put(
+          effective,
+          sources,
+          "gomaxprocs",
+          check(checker, "gomaxprocs", gomaxprocsEnv, "the GOMAXPROCS environment variable"),
+          "GOMAXPROCS");
     }
     String gmpdebug = env.get("GMPDEBUG");
     if (gmpdebug != null && !gmpdebug.isBlank()) {
@@ -142,17 +150,28 @@ final class AgentOptions {
         int eq = item.indexOf('=');
         String key = eq < 0 ? item.trim() : item.substring(0, eq).trim();
         if (eq < 0 || !debugKeys.contains(key)) {
-          throw new IllegalArgumentException("gmp4j: bad GMPDEBUG item \"" + item
-              + "\": want key=value with key one of " + String.join(", ", debugKeys));
+          throw new IllegalArgumentException(
+              "gmp4j: bad GMPDEBUG item \""
+                  + item
+                  + "\": want key=value with key one of "
+                  + String.join(", ", debugKeys));
         }
-        put(effective, sources, key,
-            check(checker, key, item.substring(eq + 1), "GMPDEBUG"), "GMPDEBUG");
+        put(
+            effective,
+            sources,
+            key,
+            check(checker, key, item.substring(eq + 1), "GMPDEBUG"),
+            "GMPDEBUG");
       }
     }
     for (String key : keys) {
       String value = props.getProperty(PREFIX + key);
       if (value != null) {
-        put(effective, sources, key, check(checker, key, value, "-D" + PREFIX + key),
+        put(
+            effective,
+            sources,
+            key,
+            check(checker, key, value, "-D" + PREFIX + key),
             "-D" + PREFIX + key);
       }
     }
@@ -164,8 +183,11 @@ final class AgentOptions {
         }
         int eq = item.indexOf('=');
         if (eq <= 0) {
-          throw new IllegalArgumentException("gmp4j: bad agent argument \"" + item
-              + "\": want key=value[,key=value...] with key one of " + String.join(", ", keys));
+          throw new IllegalArgumentException(
+              "gmp4j: bad agent argument \""
+                  + item
+                  + "\": want key=value[,key=value...] with key one of "
+                  + String.join(", ", keys));
         }
         String key = item.substring(0, eq).trim();
         String value = check(checker, key, item.substring(eq + 1), "the -javaagent argument");
@@ -182,8 +204,12 @@ final class AgentOptions {
    * The JDK's scheduler settings, below every gmp4j source: see 'The JDK's scheduler settings'.
    * Fills {@code fromJdk} with what it maps; returns the start-up line, or null.
    */
-  private static String readJdkSettings(Properties props, Checker checker,
-      Map<String, String> effective, Map<String, String> sources, Map<String, String> fromJdk) {
+  private static String readJdkSettings(
+      Properties props,
+      Checker checker,
+      Map<String, String> effective,
+      Map<String, String> sources,
+      Map<String, String> fromJdk) {
     String parallelism = props.getProperty(JDK_PARALLELISM);
     String maxPoolSize = props.getProperty(JDK_MAX_POOL_SIZE);
     String minRunnable = props.getProperty(JDK_MIN_RUNNABLE);
@@ -192,8 +218,14 @@ final class AgentOptions {
     if (maxPoolSize != null) {
       String winner = winner(effective, sources, "maxthreads", "maxthreads.exceeded");
       if (winner != null) {
-        said.add("-D" + JDK_MAX_POOL_SIZE + "=" + maxPoolSize.trim() + " is ignored: " + winner
-            + " wins");
+        said.add(
+            "-D"
+                + JDK_MAX_POOL_SIZE
+                + "="
+                + maxPoolSize.trim()
+                + " is ignored: "
+                + winner
+                + " wins");
       } else {
         cap = Integer.parseInt(check(checker, "maxthreads", maxPoolSize, "-D" + JDK_MAX_POOL_SIZE));
         String maxthreads = String.valueOf((long) cap + 1 > Integer.MAX_VALUE ? cap : cap + 1);
@@ -201,39 +233,68 @@ final class AgentOptions {
         put(effective, sources, "maxthreads.exceeded", "queue", "-D" + JDK_MAX_POOL_SIZE);
         fromJdk.put("maxthreads", maxthreads);
         fromJdk.put("maxthreads.exceeded", "queue");
-        said.add("-D" + JDK_MAX_POOL_SIZE + "=" + cap + " is taken as maxthreads=" + maxthreads
-            + " (" + cap + (cap == 1 ? " carrier" : " carriers") + " and sysmon),"
-            + " maxthreads.exceeded=queue");
+        said.add(
+            "-D"
+                + JDK_MAX_POOL_SIZE
+                + "="
+                + cap
+                + " is taken as maxthreads="
+                + maxthreads
+                + " ("
+                + cap
+                + (cap == 1 ? " carrier" : " carriers")
+                + " and sysmon),"
+                + " maxthreads.exceeded=queue");
       }
     }
     String gomaxprocsWinner = winner(effective, sources, "gomaxprocs");
     if (parallelism != null && gomaxprocsWinner != null) {
-      said.add("-D" + JDK_PARALLELISM + "=" + parallelism.trim() + " is ignored: "
-          + gomaxprocsWinner + " wins");
+      said.add(
+          "-D"
+              + JDK_PARALLELISM
+              + "="
+              + parallelism.trim()
+              + " is ignored: "
+              + gomaxprocsWinner
+              + " wins");
     } else if (gomaxprocsWinner == null && (parallelism != null || cap != Integer.MAX_VALUE)) {
-      int n = parallelism != null
-          ? Integer.parseInt(check(checker, "gomaxprocs", parallelism, "-D" + JDK_PARALLELISM))
-          : Runtime.getRuntime().availableProcessors();
+      int n =
+          parallelism != null
+              ? Integer.parseInt(check(checker, "gomaxprocs", parallelism, "-D" + JDK_PARALLELISM))
+              : Runtime.getRuntime().availableProcessors();
       int gomaxprocs = Math.min(n, cap); // the JDK's own clamp of parallelism to maxPoolSize
       if (parallelism != null || gomaxprocs < n) {
-        put(effective, sources, "gomaxprocs", String.valueOf(gomaxprocs),
+        put(
+            effective,
+            sources,
+            "gomaxprocs",
+            String.valueOf(gomaxprocs),
             "-D" + (parallelism != null ? JDK_PARALLELISM : JDK_MAX_POOL_SIZE));
         fromJdk.put("gomaxprocs", String.valueOf(gomaxprocs));
-        said.add((parallelism != null ? "-D" + JDK_PARALLELISM + "=" + parallelism.trim()
-            : "the CPU count " + n) + " is taken as gomaxprocs=" + gomaxprocs
-            + (gomaxprocs < n ? " (at most maxPoolSize, as the JDK does)" : ""));
+        said.add(
+            (parallelism != null
+                    ? "-D" + JDK_PARALLELISM + "=" + parallelism.trim()
+                    : "the CPU count " + n)
+                + " is taken as gomaxprocs="
+                + gomaxprocs
+                + (gomaxprocs < n ? " (at most maxPoolSize, as the JDK does)" : ""));
       }
     }
     if (minRunnable != null) {
-      said.add("-D" + JDK_MIN_RUNNABLE + "=" + minRunnable.trim() + " is ignored: gmp4j hands"
-          + " a blocked carrier's P off by Go's rules; bound its threads with maxthreads");
+      said.add(
+          "-D"
+              + JDK_MIN_RUNNABLE
+              + "="
+              + minRunnable.trim()
+              + " is ignored: gmp4j hands"
+              + " a blocked carrier's P off by Go's rules; bound its threads with maxthreads");
     }
     return said.isEmpty() ? null : "gmp4j: " + String.join("; ", said);
   }
 
   /** "key=value from source" for the first of {@code keys} a gmp4j source set, else null. */
-  private static String winner(Map<String, String> effective, Map<String, String> sources,
-      String... keys) {
+  private static String winner(
+      Map<String, String> effective, Map<String, String> sources, String... keys) {
     for (String key : keys) {
       if (effective.containsKey(key)) {
         return key + "=" + effective.get(key) + " from " + sources.get(key);
@@ -288,8 +349,12 @@ final class AgentOptions {
     return "AgentOptions" + effective + " from " + sources;
   }
 
-  private static void put(Map<String, String> effective, Map<String, String> sources,
-      String key, String value, String source) {
+  private static void put(
+      Map<String, String> effective,
+      Map<String, String> sources,
+      String key,
+      String value,
+      String source) {
     effective.put(key, value);
     sources.put(key, source);
   }
@@ -341,8 +406,9 @@ final class AgentOptions {
       if (e.getCause() instanceof RuntimeException re) {
         throw re;
       }
-      throw new IllegalStateException("gmp4j: Config." + m.getName() + " failed: "
-          + Stderr.describe(e.getCause()), e.getCause());
+      throw new IllegalStateException(
+          "gmp4j: Config." + m.getName() + " failed: " + Stderr.describe(e.getCause()),
+          e.getCause());
     } catch (IllegalAccessException e) {
       throw new IllegalStateException("gmp4j: cannot call Config." + m.getName(), e);
     }

@@ -42,7 +42,8 @@ final class BlockerInstrumentation {
 
   /** begin(), begin(boolean), and end(boolean) on JDK 23+ or end(long) on JDK 21. */
   static List<Site> sites() {
-    return List.of(new Site(TYPE, "begin", "()", true, ENTER_SYSCALL),
+    return List.of(
+        new Site(TYPE, "begin", "()", true, ENTER_SYSCALL),
         new Site(TYPE, "begin", "(Z)", true, ENTER_UNLESS_TRUE),
         new Site(TYPE, "end", "/1", true, EXIT_SYSCALL));
   }

@@ -36,7 +36,8 @@ final class FileInputStreamInstrumentation {
 
   /** The bracketed methods (see the class comment). */
   static List<Site> sites() {
-    return List.of(new Site(TYPE, "open", "(Ljava/lang/String;)", false, SYSCALL_BRACKET),
+    return List.of(
+        new Site(TYPE, "open", "(Ljava/lang/String;)", false, SYSCALL_BRACKET),
         new Site(TYPE, "read", "()", false, SYSCALL_BRACKET),
         new Site(TYPE, "read", "([B)", false, SYSCALL_BRACKET),
         new Site(TYPE, "read", "([BII)", false, SYSCALL_BRACKET));

@@ -30,7 +30,8 @@ final class FileOutputStreamInstrumentation {
 
   /** The bracketed methods (see the class comment). */
   static List<Site> sites() {
-    return List.of(new Site(TYPE, "open", "(Ljava/lang/String;Z)", false, SYSCALL_BRACKET),
+    return List.of(
+        new Site(TYPE, "open", "(Ljava/lang/String;Z)", false, SYSCALL_BRACKET),
         new Site(TYPE, "write", "(I)", false, SYSCALL_BRACKET),
         new Site(TYPE, "write", "([B)", false, SYSCALL_BRACKET),
         new Site(TYPE, "write", "([BII)", false, SYSCALL_BRACKET));

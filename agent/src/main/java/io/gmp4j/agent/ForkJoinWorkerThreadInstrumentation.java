@@ -43,8 +43,11 @@ final class ForkJoinWorkerThreadInstrumentation {
       }
       return TYPE + ".hasKnownQueuedWork() is not static boolean on JDK " + Runtime.version();
     } catch (ReflectiveOperationException | LinkageError e) {
-      return TYPE + " has no static boolean hasKnownQueuedWork() on JDK " + Runtime.version()
-          + ": " + Stderr.describe(e);
+      return TYPE
+          + " has no static boolean hasKnownQueuedWork() on JDK "
+          + Runtime.version()
+          + ": "
+          + Stderr.describe(e);
     }
   }
 }

@@ -51,23 +51,32 @@ public final class GmpAgent {
       String spec = System.getProperty("java.specification.version", "?");
       int feature = feature(spec);
       if (feature < MIN_FEATURE) {
-        System.err.println("gmp4j: needs JDK " + MIN_FEATURE + " or newer, this is JDK " + spec
-            + "; gmp4j is not installed, the app runs on the JDK's default scheduler");
+        System.err.println(
+            "gmp4j: needs JDK "
+                + MIN_FEATURE
+                + " or newer, this is JDK "
+                + spec
+                + "; gmp4j is not installed, the app runs on the JDK's default scheduler");
         return;
       }
       Class<?> installer =
           Class.forName("io.gmp4j.agent.AgentInstaller", true, GmpAgent.class.getClassLoader());
       Method install =
-          installer.getDeclaredMethod("install", String.class, Instrumentation.class, boolean.class);
+          installer.getDeclaredMethod(
+              "install", String.class, Instrumentation.class, boolean.class);
       install.setAccessible(true);
       install.invoke(null, agentArgs, inst, premain);
     } catch (InvocationTargetException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
-      System.err.println("gmp4j: agent failed: " + describe(cause)
-          + "; gmp4j is not installed, the app runs on the JDK's default scheduler");
+      System.err.println(
+          "gmp4j: agent failed: "
+              + describe(cause)
+              + "; gmp4j is not installed, the app runs on the JDK's default scheduler");
     } catch (Throwable t) {
-      System.err.println("gmp4j: agent failed: " + describe(t)
-          + "; gmp4j is not installed, the app runs on the JDK's default scheduler");
+      System.err.println(
+          "gmp4j: agent failed: "
+              + describe(t)
+              + "; gmp4j is not installed, the app runs on the JDK's default scheduler");
     }
   }
 

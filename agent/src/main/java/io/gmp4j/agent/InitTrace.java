@@ -37,9 +37,10 @@ final class InitTrace {
    */
   InitTrace(String agentArgs) {
     String env = System.getenv("GMPDEBUG");
-    withCpu = (agentArgs != null && agentArgs.contains("inittrace"))
-        || System.getProperty("gmp.inittrace") != null
-        || (env != null && env.contains("inittrace"));
+    withCpu =
+        (agentArgs != null && agentArgs.contains("inittrace"))
+            || System.getProperty("gmp.inittrace") != null
+            || (env != null && env.contains("inittrace"));
     startCpu = cpu();
     lastCpu = startCpu;
   }
@@ -64,8 +65,12 @@ final class InitTrace {
   /** The one line, ended by {@link #phase} calls so far. */
   String line() {
     long cpuMs = startCpu < 0 ? -1 : (cpu() - startCpu) / 1_000_000;
-    return "gmp4j: inittrace: " + (System.nanoTime() - start) / 1_000_000 + " ms wall"
-        + (cpuMs >= 0 ? ", " + cpuMs + " ms cpu" : "") + " on the premain thread: " + phases;
+    return "gmp4j: inittrace: "
+        + (System.nanoTime() - start) / 1_000_000
+        + " ms wall"
+        + (cpuMs >= 0 ? ", " + cpuMs + " ms cpu" : "")
+        + " on the premain thread: "
+        + phases;
   }
 
   /** True when {@code inittrace=1} was asked for; the options are in the system properties. */

@@ -69,8 +69,14 @@ import java.util.concurrent.ConcurrentHashMap;
 final class JdkWeaver implements ClassFileTransformer {
   /** What is woven into a {@link Site}; see the table in 'JDK weaving'. */
   enum Hook {
-    SCHEDULER, SCHEDULE, ENTER_SYSCALL, ENTER_UNLESS_TRUE, EXIT_SYSCALL, SYSCALL_BRACKET,
-    NETPOLL_BRACKET, KNOWN_QUEUED_WORK
+    SCHEDULER,
+    SCHEDULE,
+    ENTER_SYSCALL,
+    ENTER_UNLESS_TRUE,
+    EXIT_SYSCALL,
+    SYSCALL_BRACKET,
+    NETPOLL_BRACKET,
+    KNOWN_QUEUED_WORK
   }
 
   /**
@@ -80,7 +86,8 @@ final class JdkWeaver implements ClassFileTransformer {
    */
   record Site(String type, String name, String params, boolean isStatic, Hook hook) {
     boolean matches(MethodModel m) {
-      if (!m.methodName().equalsString(name) || m.code().isEmpty()
+      if (!m.methodName().equalsString(name)
+          || m.code().isEmpty()
           || ((m.flags().flagsMask() & ClassFile.ACC_STATIC) != 0) != isStatic) {
         return false;
       }
@@ -97,9 +104,13 @@ final class JdkWeaver implements ClassFileTransformer {
   private static final ClassDesc EXECUTOR = ClassDesc.of("java.util.concurrent.Executor");
   private static final ClassDesc VIRTUAL_THREAD = ClassDesc.of("java.lang.VirtualThread");
   private static final ClassDesc FUTURE = ClassDesc.of("java.util.concurrent.Future");
-  private static final MethodTypeDesc FUTURE_OF_SCHEDULE = MethodTypeDesc.of(FUTURE, EXECUTOR,
-      ClassDesc.of("java.lang.Runnable"), ConstantDescs.CD_long,
-      ClassDesc.of("java.util.concurrent.TimeUnit"));
+  private static final MethodTypeDesc FUTURE_OF_SCHEDULE =
+      MethodTypeDesc.of(
+          FUTURE,
+          EXECUTOR,
+          ClassDesc.of("java.lang.Runnable"),
+          ConstantDescs.CD_long,
+          ClassDesc.of("java.util.concurrent.TimeUnit"));
   private static final MethodTypeDesc BOOLEAN = MethodTypeDesc.of(ConstantDescs.CD_boolean);
   private static final MethodTypeDesc VOID = MethodTypeDesc.of(ConstantDescs.CD_void);
   private static final MethodTypeDesc VOID_OF_BOOLEAN =
@@ -167,8 +178,12 @@ final class JdkWeaver implements ClassFileTransformer {
 
   /** Boot classes named in the sites only; any thread. Never throws. */
   @Override
-  public byte[] transform(ClassLoader loader, String className, Class<?> classBeingRedefined,
-      ProtectionDomain protectionDomain, byte[] classfileBuffer) {
+  public byte[] transform(
+      ClassLoader loader,
+      String className,
+      Class<?> classBeingRedefined,
+      ProtectionDomain protectionDomain,
+      byte[] classfileBuffer) {
     if (loader != null || className == null) {
       return null;
     }
@@ -195,23 +210,26 @@ final class JdkWeaver implements ClassFileTransformer {
     ClassFile cf = ClassFile.of();
     ClassModel model = cf.parse(classfile);
     boolean[] used = new boolean[here.size()];
-    byte[] out = cf.transformClass(model, (cb, element) -> {
-      if (element instanceof MethodModel m) {
-        for (int i = 0; i < here.size(); i++) {
-          if (here.get(i).matches(m)) {
-            used[i] = true;
-            Hook hook = here.get(i).hook();
-            cb.transformMethod(m, MethodTransform.transformingCode(code(hook)));
-            return;
-          }
-        }
-      }
-      cb.with(element);
-    });
+    byte[] out =
+        cf.transformClass(
+            model,
+            (cb, element) -> {
+              if (element instanceof MethodModel m) {
+                for (int i = 0; i < here.size(); i++) {
+                  if (here.get(i).matches(m)) {
+                    used[i] = true;
+                    Hook hook = here.get(i).hook();
+                    cb.transformMethod(m, MethodTransform.transformingCode(code(hook)));
+                    return;
+                  }
+                }
+              }
+              cb.with(element);
+            });
     for (int i = 0; i < used.length; i++) {
       if (!used[i]) {
-        throw new IllegalStateException("no method " + here.get(i).name() + here.get(i).params()
-            + " to weave");
+        throw new IllegalStateException(
+            "no method " + here.get(i).name() + here.get(i).params() + " to weave");
       }
     }
     return out;
@@ -220,63 +238,77 @@ final class JdkWeaver implements ClassFileTransformer {
   /** The code transform for {@code hook}; a new one per method, since brackets keep state. */
   private static CodeTransform code(Hook hook) {
     return switch (hook) {
-      case SCHEDULER -> atEntry(b -> b.aload(1)
-          .invokestatic(HOOKS, "scheduler", EXECUTOR_OF_EXECUTOR).astore(1));
-      case SCHEDULE -> new CodeTransform() {
-        @Override
-        public void atStart(CodeBuilder b) {
-          // locals: 0 this, 1 command, 2-3 delay, 4 unit
-          int f = b.allocateLocal(TypeKind.REFERENCE);
-          b.aconst_null().astore(f);
-          suppressed(b, t -> t.aload(0).getfield(VIRTUAL_THREAD, "scheduler", EXECUTOR)
-              .aload(1).lload(2).aload(4)
-              .invokestatic(HOOKS, "schedule", FUTURE_OF_SCHEDULE).astore(f));
-          Label body = b.newLabel();
-          b.aload(f).ifnull(body).aload(f).areturn();
-          b.labelBinding(body);
-        }
+      case SCHEDULER ->
+          atEntry(b -> b.aload(1).invokestatic(HOOKS, "scheduler", EXECUTOR_OF_EXECUTOR).astore(1));
+      case SCHEDULE ->
+          new CodeTransform() {
+            @Override
+            public void atStart(CodeBuilder b) {
+              // locals: 0 this, 1 command, 2-3 delay, 4 unit
+              int f = b.allocateLocal(TypeKind.REFERENCE);
+              b.aconst_null().astore(f);
+              suppressed(
+                  b,
+                  t ->
+                      t.aload(0)
+                          .getfield(VIRTUAL_THREAD, "scheduler", EXECUTOR)
+                          .aload(1)
+                          .lload(2)
+                          .aload(4)
+                          .invokestatic(HOOKS, "schedule", FUTURE_OF_SCHEDULE)
+                          .astore(f));
+              Label body = b.newLabel();
+              b.aload(f).ifnull(body).aload(f).areturn();
+              b.labelBinding(body);
+            }
 
-        @Override
-        public void accept(CodeBuilder b, CodeElement e) {
-          b.with(e);
-        }
-      };
+            @Override
+            public void accept(CodeBuilder b, CodeElement e) {
+              b.with(e);
+            }
+          };
       case ENTER_SYSCALL -> atEntry(b -> b.invokestatic(HOOKS, "enterSyscall", BOOLEAN).pop());
       case EXIT_SYSCALL -> atEntry(b -> b.invokestatic(HOOKS, "exitSyscall", VOID));
-      case ENTER_UNLESS_TRUE -> new CodeTransform() {
-        @Override
-        public void atStart(CodeBuilder b) {
-          Label skip = b.newLabel();
-          b.iload(0).ifne(skip);
-          suppressed(b, t -> t.invokestatic(HOOKS, "enterSyscall", BOOLEAN).pop());
-          b.labelBinding(skip);
-        }
+      case ENTER_UNLESS_TRUE ->
+          new CodeTransform() {
+            @Override
+            public void atStart(CodeBuilder b) {
+              Label skip = b.newLabel();
+              b.iload(0).ifne(skip);
+              suppressed(b, t -> t.invokestatic(HOOKS, "enterSyscall", BOOLEAN).pop());
+              b.labelBinding(skip);
+            }
 
-        @Override
-        public void accept(CodeBuilder b, CodeElement e) {
-          b.with(e);
-        }
-      };
+            @Override
+            public void accept(CodeBuilder b, CodeElement e) {
+              b.with(e);
+            }
+          };
       case SYSCALL_BRACKET -> new Bracket("enterSyscall", "exitSyscall");
       case NETPOLL_BRACKET -> new Bracket("enterNetpoll", "exitNetpoll");
-      case KNOWN_QUEUED_WORK -> new CodeTransform() {
-        private int v = -1;
+      case KNOWN_QUEUED_WORK ->
+          new CodeTransform() {
+            private int v = -1;
 
-        @Override
-        public void accept(CodeBuilder b, CodeElement e) {
-          if (e instanceof ReturnInstruction r && r.typeKind() == TypeKind.INT) {
-            if (v < 0) {
-              v = b.allocateLocal(TypeKind.INT);
+            @Override
+            public void accept(CodeBuilder b, CodeElement e) {
+              if (e instanceof ReturnInstruction r && r.typeKind() == TypeKind.INT) {
+                if (v < 0) {
+                  v = b.allocateLocal(TypeKind.INT);
+                }
+                int slot = v;
+                b.istore(slot);
+                suppressed(
+                    b,
+                    t ->
+                        t.iload(slot)
+                            .invokestatic(HOOKS, "hasKnownQueuedWork", BOOLEAN_OF_BOOLEAN)
+                            .istore(slot));
+                b.iload(slot);
+              }
+              b.with(e);
             }
-            int slot = v;
-            b.istore(slot);
-            suppressed(b, t -> t.iload(slot)
-                .invokestatic(HOOKS, "hasKnownQueuedWork", BOOLEAN_OF_BOOLEAN).istore(slot));
-            b.iload(slot);
-          }
-          b.with(e);
-        }
-      };
+          };
     };
   }
 
@@ -363,8 +395,12 @@ final class JdkWeaver implements ClassFileTransformer {
   /** One line per failed type, the first time only. Never throws. */
   private void warn(String typeName, Throwable t) {
     if (failed.add(typeName)) {
-      Stderr.line("gmp4j: could not instrument " + typeName + ": " + Stderr.describe(t)
-          + (essential.contains(typeName) ? fatalSuffix : ""));
+      Stderr.line(
+          "gmp4j: could not instrument "
+              + typeName
+              + ": "
+              + Stderr.describe(t)
+              + (essential.contains(typeName) ? fatalSuffix : ""));
     }
   }
 }

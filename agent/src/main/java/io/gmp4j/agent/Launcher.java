@@ -18,8 +18,12 @@ public final class Launcher {
   public static void main(String[] args) {
     String spec = System.getProperty("java.specification.version", "?");
     if (GmpAgent.feature(spec) < 25) {
-      System.err.println("gmp4j: the gmp4j command needs JDK 25 or newer, this java is JDK " + spec
-          + " (" + System.getProperty("java.home") + "); run it with a JDK 25 java");
+      System.err.println(
+          "gmp4j: the gmp4j command needs JDK 25 or newer, this java is JDK "
+              + spec
+              + " ("
+              + System.getProperty("java.home")
+              + "); run it with a JDK 25 java");
       System.exit(2);
     }
     int status;

@@ -51,8 +51,9 @@ final class LiveAttach {
     try {
       parsed = AgentOptions.parse(args, new Properties(), Map.of(), checker);
     } catch (IllegalArgumentException e) {
-      Stderr.line(Stderr.message(e).replace("(in the -javaagent argument)", "(in the attach)")
-          + "; nothing changed");
+      Stderr.line(
+          Stderr.message(e).replace("(in the -javaagent argument)", "(in the attach)")
+              + "; nothing changed");
       return "failed";
     }
     String since = System.getProperty(AgentState.AGENT, "?");
@@ -86,14 +87,23 @@ final class LiveAttach {
         refused.add(key);
       }
     }
-    Stderr.line("gmp4j: already installed (" + since + "); "
-        + (applied.isEmpty() ? "nothing applied" : "applied live: " + String.join(", ", applied))
-        + (unchanged.isEmpty() ? "" : "; unchanged: " + String.join(", ", unchanged)));
+    Stderr.line(
+        "gmp4j: already installed ("
+            + since
+            + "); "
+            + (applied.isEmpty()
+                ? "nothing applied"
+                : "applied live: " + String.join(", ", applied))
+            + (unchanged.isEmpty() ? "" : "; unchanged: " + String.join(", ", unchanged)));
     if (!refused.isEmpty()) {
-      Stderr.line("gmp4j: refused " + String.join(", ", refused) + ": "
-          + (refused.size() == 1 ? "it takes" : "they take") + " effect only at start"
-          + " (-javaagent:gmp4j-agent.jar=...); options that change live: "
-          + String.join(", ", KEYS));
+      Stderr.line(
+          "gmp4j: refused "
+              + String.join(", ", refused)
+              + ": "
+              + (refused.size() == 1 ? "it takes" : "they take")
+              + " effect only at start"
+              + " (-javaagent:gmp4j-agent.jar=...); options that change live: "
+              + String.join(", ", KEYS));
     }
     return refused.isEmpty() ? "live" : "refused";
   }
@@ -126,8 +136,8 @@ final class LiveAttach {
     if (host == null || host.isBlank() || host.strip().equals("0.0.0.0")) {
       host = "127.0.0.1";
     }
-    AgentState.publish(AgentState.EXPORTER_URL, port > 0 ? "http://" + host.strip() + ":" + port
-        : null);
+    AgentState.publish(
+        AgentState.EXPORTER_URL, port > 0 ? "http://" + host.strip() + ":" + port : null);
   }
 
   /** The line an attach that installed prints. */
@@ -136,18 +146,26 @@ final class LiveAttach {
     List<String> shown = new ArrayList<>();
     args.forEach((k, v) -> shown.add(k + "=" + display(v)));
     String url = System.getProperty(AgentState.EXPORTER_URL);
-    return "gmp4j: installed by attach (" + AgentInstaller.version() + "): gomaxprocs="
-        + live.get("gomaxprocs") + " (" + live.get("gomaxprocs.source") + ")"
+    return "gmp4j: installed by attach ("
+        + AgentInstaller.version()
+        + "): gomaxprocs="
+        + live.get("gomaxprocs")
+        + " ("
+        + live.get("gomaxprocs.source")
+        + ")"
         + (shown.isEmpty() ? "" : ", options " + String.join(",", shown))
         + (url == null ? "" : ", endpoint " + url);
   }
 
   /** A normalised value as a user writes it: 10000000ns → 10ms. */
   static String display(String v) {
-    if (v != null && v.endsWith("ns") && v.length() > 2
+    if (v != null
+        && v.endsWith("ns")
+        && v.length() > 2
         && v.substring(0, v.length() - 2).chars().allMatch(Character::isDigit)) {
       long ns = Long.parseLong(v.substring(0, v.length() - 2));
-      return ns % 1_000_000_000L == 0 && ns >= 1_000_000_000L ? ns / 1_000_000_000L + "s"
+      return ns % 1_000_000_000L == 0 && ns >= 1_000_000_000L
+          ? ns / 1_000_000_000L + "s"
           : ns % 1_000_000 == 0 ? ns / 1_000_000 + "ms" : ns / 1_000 + "us";
     }
     return v;

@@ -28,7 +28,8 @@ final class NetpollInstrumentation {
 
   /** The marked methods (see the class comment). */
   static List<Site> sites() {
-    return List.of(new Site(TYPE, "poll", "/4", true, NETPOLL_BRACKET),
+    return List.of(
+        new Site(TYPE, "poll", "/4", true, NETPOLL_BRACKET),
         new Site(TYPE, "pollSelector", "/2", true, NETPOLL_BRACKET));
   }
 

@@ -37,20 +37,21 @@ final class PollInjectors {
    * exists but cannot be created (InvocationTargetException wraps what its constructor threw).
    * Called once, by the installer.
    */
-  static PreemptPollTransformer.Injector create(
-      String include, String exclude, boolean prologue) throws ReflectiveOperationException {
+  static PreemptPollTransformer.Injector create(String include, String exclude, boolean prologue)
+      throws ReflectiveOperationException {
     Class<?> type;
     try {
       type = Class.forName(INJECTOR, true, PollInjectors.class.getClassLoader());
     } catch (ClassNotFoundException e) {
-      Stderr.line("gmp4j: this agent jar has no loop-poll injector (" + INJECTOR
-          + "); running Gs are not preempted, as with asyncpreemptoff=1");
+      Stderr.line(
+          "gmp4j: this agent jar has no loop-poll injector ("
+              + INJECTOR
+              + "); running Gs are not preempted, as with asyncpreemptoff=1");
       return null;
     }
     Constructor<?> ctor = type.getConstructor(String.class, String.class, boolean.class);
     Object injector = ctor.newInstance(include, exclude, prologue);
-    Method transform =
-        type.getMethod("transform", ClassLoader.class, String.class, byte[].class);
+    Method transform = type.getMethod("transform", ClassLoader.class, String.class, byte[].class);
     return (loader, name, classfile) -> {
       try {
         return (byte[]) transform.invoke(injector, loader, name, classfile);

@@ -66,8 +66,12 @@ final class PreemptPollTransformer implements ClassFileTransformer {
 
   /** Called by the JVM on the thread that loads the class; any thread. Never throws. */
   @Override
-  public byte[] transform(ClassLoader loader, String className, Class<?> classBeingRedefined,
-      ProtectionDomain protectionDomain, byte[] classfileBuffer) {
+  public byte[] transform(
+      ClassLoader loader,
+      String className,
+      Class<?> classBeingRedefined,
+      ProtectionDomain protectionDomain,
+      byte[] classfileBuffer) {
     if (!wanted(loader, className, classBeingRedefined)) {
       return null;
     }
@@ -75,8 +79,11 @@ final class PreemptPollTransformer implements ClassFileTransformer {
       return injector.transform(loader, className, classfileBuffer);
     } catch (Throwable t) {
       try {
-        Stderr.line("gmp4j: left " + className.replace('/', '.') + " uninstrumented: "
-            + Stderr.describe(t));
+        Stderr.line(
+            "gmp4j: left "
+                + className.replace('/', '.')
+                + " uninstrumented: "
+                + Stderr.describe(t));
       } catch (Throwable ignored) {
         // stderr itself failed: nothing left to tell, and the class must still load
       }
@@ -89,7 +96,8 @@ final class PreemptPollTransformer implements ClassFileTransformer {
     if (loader == null || loader == platformLoader) {
       return false;
     }
-    if ((classBeingRedefined != null && !retransforms) || className == null
+    if ((classBeingRedefined != null && !retransforms)
+        || className == null
         || className.contains("$$Lambda")) {
       return false;
     }

@@ -31,7 +31,8 @@ final class RandomAccessFileInstrumentation {
 
   /** The bracketed methods (see the class comment). */
   static List<Site> sites() {
-    return List.of(new Site(TYPE, "open", "(Ljava/lang/String;I)", false, SYSCALL_BRACKET),
+    return List.of(
+        new Site(TYPE, "open", "(Ljava/lang/String;I)", false, SYSCALL_BRACKET),
         new Site(TYPE, "read", "()", false, SYSCALL_BRACKET),
         new Site(TYPE, "readBytes", "([BII)", false, SYSCALL_BRACKET));
   }

@@ -63,8 +63,10 @@ final class Retransformer implements Runnable {
       t.setDaemon(true);
       t.start();
     } catch (Throwable t) {
-      Stderr.line("gmp4j: retransform: cannot start: " + Stderr.describe(t)
-          + "; classes loaded before the attach keep running without polls");
+      Stderr.line(
+          "gmp4j: retransform: cannot start: "
+              + Stderr.describe(t)
+              + "; classes loaded before the attach keep running without polls");
       AgentState.publish(AgentState.RETRANSFORM, "done gmp4j: retransform did not run");
     }
   }
@@ -76,8 +78,10 @@ final class Retransformer implements Runnable {
       Stderr.line(summary);
       AgentState.publish(AgentState.RETRANSFORM, "done " + summary);
     } catch (Throwable t) {
-      String line = "gmp4j: retransform: stopped: " + Stderr.describe(t)
-          + "; the classes not done yet keep running without polls";
+      String line =
+          "gmp4j: retransform: stopped: "
+              + Stderr.describe(t)
+              + "; the classes not done yet keep running without polls";
       Stderr.line(line);
       AgentState.publish(AgentState.RETRANSFORM, "done " + line);
     }
@@ -150,8 +154,17 @@ final class Retransformer implements Runnable {
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
     int n = todo.size() + unmodifiable;
-    return "gmp4j: retransform: " + n + (n == 1 ? " class" : " classes") + " loaded before the"
-        + " attach, in " + ms + " ms: " + polls + " given polls, " + alone + " left alone"
+    return "gmp4j: retransform: "
+        + n
+        + (n == 1 ? " class" : " classes")
+        + " loaded before the"
+        + " attach, in "
+        + ms
+        + " ms: "
+        + polls
+        + " given polls, "
+        + alone
+        + " left alone"
         + (why.isEmpty() ? "" : " (" + String.join(", ", why) + ")");
   }
 

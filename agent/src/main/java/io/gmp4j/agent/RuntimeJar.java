@@ -43,8 +43,10 @@ final class RuntimeJar {
   static Path extract() throws IOException {
     try (InputStream in = RuntimeJar.class.getResourceAsStream(RESOURCE)) {
       if (in == null) {
-        throw new IOException("gmp4j: the agent jar has no " + RESOURCE
-            + " (a broken build: agent/pom.xml embeds it in prepare-package)");
+        throw new IOException(
+            "gmp4j: the agent jar has no "
+                + RESOURCE
+                + " (a broken build: agent/pom.xml embeds it in prepare-package)");
       }
       Path file = createFile(Path.of(System.getProperty("java.io.tmpdir")));
       file.toFile().deleteOnExit();

@@ -21,8 +21,7 @@ final class Shapes {
     try {
       declared = Class.forName(type, false, null).getDeclaredMethods();
     } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
-      return type + " cannot be inspected on JDK " + Runtime.version() + ": "
-          + Stderr.describe(e);
+      return type + " cannot be inspected on JDK " + Runtime.version() + ": " + Stderr.describe(e);
     }
     for (String m : methods) {
       int slash = m.indexOf('/');
@@ -30,15 +29,21 @@ final class Shapes {
       int arity = slash < 0 ? -1 : Integer.parseInt(m.substring(slash + 1));
       boolean found = false;
       for (Method d : declared) {
-        if (d.getName().equals(name) && !Modifier.isNative(d.getModifiers())
+        if (d.getName().equals(name)
+            && !Modifier.isNative(d.getModifiers())
             && (arity < 0 || d.getParameterCount() == arity)) {
           found = true;
           break;
         }
       }
       if (!found) {
-        return type + " has no " + name + (arity < 0 ? "" : " with " + arity + " parameters")
-            + " on JDK " + Runtime.version() + " (gmp4j pins JDK 25's shape)";
+        return type
+            + " has no "
+            + name
+            + (arity < 0 ? "" : " with " + arity + " parameters")
+            + " on JDK "
+            + Runtime.version()
+            + " (gmp4j pins JDK 25's shape)";
       }
     }
     return null;

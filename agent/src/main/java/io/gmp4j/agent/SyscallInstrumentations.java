@@ -44,8 +44,8 @@ final class SyscallInstrumentations {
         && warnIfMissing(UnixNativeDispatcherInstrumentation.checkShape())) {
       sites.addAll(UnixNativeDispatcherInstrumentation.sites());
     }
-    if (warnIfMissing(NetpollInstrumentation.checkShape(),
-        "a G waiting there shows a bare park, not IO wait")) {
+    if (warnIfMissing(
+        NetpollInstrumentation.checkShape(), "a G waiting there shows a bare park, not IO wait")) {
       sites.addAll(NetpollInstrumentation.sites());
     }
     return sites;

@@ -30,7 +30,8 @@ final class UnixNativeDispatcherInstrumentation {
 
   /** The bracketed methods (see the class comment). */
   static List<Site> sites() {
-    return List.of(new Site(TYPE, "open", "/3", true, SYSCALL_BRACKET),
+    return List.of(
+        new Site(TYPE, "open", "/3", true, SYSCALL_BRACKET),
         new Site(TYPE, "openat", "(I[BII)", true, SYSCALL_BRACKET));
   }
 

@@ -51,15 +51,24 @@ final class VirtualThreadInstrumentation {
 
   /** The JDK 25 constructor (see the class comment). */
   static List<Site> sites() {
-    return List.of(new Site(TYPE, "<init>",
-        "(Ljava/util/concurrent/Executor;Ljava/lang/String;ILjava/lang/Runnable;)", false,
-        SCHEDULER));
+    return List.of(
+        new Site(
+            TYPE,
+            "<init>",
+            "(Ljava/util/concurrent/Executor;Ljava/lang/String;ILjava/lang/Runnable;)",
+            false,
+            SCHEDULER));
   }
 
   /** The {@code schedule} site ('Timers on the P'); woven only if {@link #checkScheduleShape}. */
   static List<Site> scheduleSites() {
-    return List.of(new Site(TYPE, "schedule",
-        "(Ljava/lang/Runnable;JLjava/util/concurrent/TimeUnit;)", false, SCHEDULE));
+    return List.of(
+        new Site(
+            TYPE,
+            "schedule",
+            "(Ljava/lang/Runnable;JLjava/util/concurrent/TimeUnit;)",
+            false,
+            SCHEDULE));
   }
 
   /**
@@ -70,9 +79,11 @@ final class VirtualThreadInstrumentation {
     try {
       Class<?> vt = Class.forName(TYPE, false, null);
       Method m = vt.getDeclaredMethod("schedule", Runnable.class, long.class, TimeUnit.class);
-      if (!Modifier.isPrivate(m.getModifiers()) || m.getReturnType() != Future.class
+      if (!Modifier.isPrivate(m.getModifiers())
+          || m.getReturnType() != Future.class
           || Modifier.isStatic(m.getModifiers())) {
-        return TYPE + ".schedule is not JDK 25's private Future<?> schedule(Runnable, long,"
+        return TYPE
+            + ".schedule is not JDK 25's private Future<?> schedule(Runnable, long,"
             + " TimeUnit)";
       }
       if (vt.getDeclaredField("scheduler").getType() != Executor.class) {
@@ -80,8 +91,11 @@ final class VirtualThreadInstrumentation {
       }
       return null;
     } catch (ReflectiveOperationException | LinkageError e) {
-      return TYPE + " has no schedule(Runnable, long, TimeUnit) on JDK " + Runtime.version()
-          + " (gmp4j pins JDK 25's shape): " + Stderr.describe(e);
+      return TYPE
+          + " has no schedule(Runnable, long, TimeUnit) on JDK "
+          + Runtime.version()
+          + " (gmp4j pins JDK 25's shape): "
+          + Stderr.describe(e);
     }
   }
 
@@ -97,8 +111,11 @@ final class VirtualThreadInstrumentation {
           vt.getDeclaredConstructor(Executor.class, String.class, int.class, Runnable.class);
       return c == null ? "no constructor" : null;
     } catch (ReflectiveOperationException | LinkageError e) {
-      return TYPE + " has no (Executor, String, int, Runnable) constructor on JDK "
-          + Runtime.version() + " (gmp4j pins JDK 25's shape): " + Stderr.describe(e);
+      return TYPE
+          + " has no (Executor, String, int, Runnable) constructor on JDK "
+          + Runtime.version()
+          + " (gmp4j pins JDK 25's shape): "
+          + Stderr.describe(e);
     }
   }
 }

@@ -52,7 +52,8 @@ class AgentOptionsTest {
   @Test
   void parsesAgentArgumentsInOrderAndNormalises() {
     AgentOptions o = parse("timeslice=5ms, schedtrace=1000,,scheddetail=1", props(), Map.of());
-    assertEquals(List.of("timeslice", "schedtrace", "scheddetail"),
+    assertEquals(
+        List.of("timeslice", "schedtrace", "scheddetail"),
         List.copyOf(o.agentArguments().keySet()));
     assertEquals("5000000ns", o.get("timeslice")); // Config.check's normal form
     assertEquals("1000", o.get("schedtrace"));
@@ -127,8 +128,9 @@ class AgentOptionsTest {
   @Test
   void badAgentValueIsConfigsMessagePlusItsSource() {
     String line = error("timeslice=abc", props(), Map.of());
-    String config = assertThrows(IllegalArgumentException.class,
-        () -> Config.check("timeslice", "abc")).getMessage();
+    String config =
+        assertThrows(IllegalArgumentException.class, () -> Config.check("timeslice", "abc"))
+            .getMessage();
     assertEquals(config + " (in the -javaagent argument)", line);
   }
 
@@ -140,8 +142,8 @@ class AgentOptionsTest {
 
   @Test
   void otherGmpPropertiesAreNotOptionsAndAreLeftAlone() {
-    AgentOptions o = parse(null, props("gmp.randomizeScheduler", "true", "gmp.stress", "4"),
-        Map.of());
+    AgentOptions o =
+        parse(null, props("gmp.randomizeScheduler", "true", "gmp.stress", "4"), Map.of());
     assertTrue(o.agentArguments().isEmpty());
   }
 
@@ -178,9 +180,13 @@ class AgentOptionsTest {
 
   @Test
   void jfrAndFlightRecorderOptionsAreNormalised() {
-    AgentOptions o = parse("jfr=/tmp/x.jfr,jfr.settings=detail,flightrecorder=on,"
-        + "flightrecorder.maxsize=64m,flightrecorder.latency=50ms,flightrecorder.dir=/tmp,"
-        + "flightrecorder.settings=/tmp/my.jfc", props(), Map.of());
+    AgentOptions o =
+        parse(
+            "jfr=/tmp/x.jfr,jfr.settings=detail,flightrecorder=on,"
+                + "flightrecorder.maxsize=64m,flightrecorder.latency=50ms,flightrecorder.dir=/tmp,"
+                + "flightrecorder.settings=/tmp/my.jfc",
+            props(),
+            Map.of());
     assertEquals("/tmp/x.jfr", o.get("jfr"));
     assertEquals("detail", o.get("jfr.settings"));
     assertEquals("10000000000ns", o.get("flightrecorder")); // Go's MinAge default
@@ -188,17 +194,20 @@ class AgentOptionsTest {
     assertEquals("50000000ns", o.get("flightrecorder.latency"));
     assertEquals("/tmp", o.get("flightrecorder.dir"));
     assertEquals("/tmp/my.jfc", o.get("flightrecorder.settings"));
-    assertEquals("30000000000ns", parse("flightrecorder=30s", props(), Map.of())
-        .get("flightrecorder"));
+    assertEquals(
+        "30000000000ns", parse("flightrecorder=30s", props(), Map.of()).get("flightrecorder"));
     assertEquals("off", parse("flightrecorder=off", props(), Map.of()).get("flightrecorder"));
-    assertEquals("off", parse("flightrecorder.latency=0", props(), Map.of())
-        .get("flightrecorder.latency"));
+    assertEquals(
+        "off", parse("flightrecorder.latency=0", props(), Map.of()).get("flightrecorder.latency"));
     for (String size : new String[] {"10MiB", "10mb", "10m", "10485760", "10485760b"}) {
-      assertEquals("10485760b", parse("flightrecorder.maxsize=" + size, props(), Map.of())
-          .get("flightrecorder.maxsize"), size);
+      assertEquals(
+          "10485760b",
+          parse("flightrecorder.maxsize=" + size, props(), Map.of()).get("flightrecorder.maxsize"),
+          size);
     }
-    assertEquals("1073741824b", parse("flightrecorder.maxsize=1g", props(), Map.of())
-        .get("flightrecorder.maxsize"));
+    assertEquals(
+        "1073741824b",
+        parse("flightrecorder.maxsize=1g", props(), Map.of()).get("flightrecorder.maxsize"));
     // -D works for the JFR options as for the others
     assertEquals("/tmp/y.jfr", parse(null, props("gmp.jfr", "/tmp/y.jfr"), Map.of()).get("jfr"));
   }
@@ -206,11 +215,11 @@ class AgentOptionsTest {
   @Test
   void badJfrAndFlightRecorderValuesAreOneLineEach() {
     String line = error("flightrecorder=500ms", props(), Map.of());
-    assertTrue(line.startsWith("gmp4j: bad value \"500ms\" for option flightrecorder: want on"),
-        line);
+    assertTrue(
+        line.startsWith("gmp4j: bad value \"500ms\" for option flightrecorder: want on"), line);
     line = error("flightrecorder=soon", props(), Map.of());
-    assertTrue(line.contains("flightrecorder") && line.endsWith("(in the -javaagent argument)"),
-        line);
+    assertTrue(
+        line.contains("flightrecorder") && line.endsWith("(in the -javaagent argument)"), line);
     for (String size : new String[] {"100k", "10x", "m", "-5m", "99999999999999g", ""}) {
       line = error("flightrecorder.maxsize=" + size, props(), Map.of());
       assertTrue(line.contains("flightrecorder.maxsize: want a size"), line);
@@ -227,7 +236,8 @@ class AgentOptionsTest {
   void jdkParallelismBecomesGomaxprocsAndSaysSo() {
     AgentOptions o = parse("", props(AgentOptions.JDK_PARALLELISM, "3"), Map.of());
     assertEquals("3", o.get("gomaxprocs"));
-    assertEquals("gmp4j: -Djdk.virtualThreadScheduler.parallelism=3 is taken as gomaxprocs=3",
+    assertEquals(
+        "gmp4j: -Djdk.virtualThreadScheduler.parallelism=3 is taken as gomaxprocs=3",
         o.jdkSettingsLine());
     Properties written = props();
     o.applyTo(written);
@@ -239,33 +249,46 @@ class AgentOptionsTest {
     Properties jdk = props(AgentOptions.JDK_PARALLELISM, "3");
     AgentOptions env = parse("", jdk, Map.of("GOMAXPROCS", "5"));
     assertEquals("5", env.get("gomaxprocs"));
-    assertEquals("gmp4j: -Djdk.virtualThreadScheduler.parallelism=3 is ignored: gomaxprocs=5"
-        + " from GOMAXPROCS wins", env.jdkSettingsLine());
+    assertEquals(
+        "gmp4j: -Djdk.virtualThreadScheduler.parallelism=3 is ignored: gomaxprocs=5"
+            + " from GOMAXPROCS wins",
+        env.jdkSettingsLine());
     Properties written = props();
     env.applyTo(written);
     assertNull(written.getProperty("gmp.gomaxprocs"), "GOMAXPROCS is left to the runtime");
     assertEquals("2", parse("gomaxprocs=2", jdk, Map.of()).get("gomaxprocs"));
-    assertEquals("4", parse("", props(AgentOptions.JDK_PARALLELISM, "3", "gmp.gomaxprocs", "4"),
-        Map.of()).get("gomaxprocs"));
+    assertEquals(
+        "4",
+        parse("", props(AgentOptions.JDK_PARALLELISM, "3", "gmp.gomaxprocs", "4"), Map.of())
+            .get("gomaxprocs"));
   }
 
   @Test
   void jdkMaxPoolSizeBoundsThreadsAndQueuesAndCapsParallelism() {
-    AgentOptions o = parse("", props(AgentOptions.JDK_PARALLELISM, "8",
-        AgentOptions.JDK_MAX_POOL_SIZE, "4"), Map.of());
+    AgentOptions o =
+        parse(
+            "",
+            props(AgentOptions.JDK_PARALLELISM, "8", AgentOptions.JDK_MAX_POOL_SIZE, "4"),
+            Map.of());
     assertEquals("5", o.get("maxthreads"));
     assertEquals("queue", o.get("maxthreads.exceeded"));
     assertEquals("4", o.get("gomaxprocs"));
-    assertEquals("gmp4j: -Djdk.virtualThreadScheduler.maxPoolSize=4 is taken as maxthreads=5"
-        + " (4 carriers and sysmon), maxthreads.exceeded=queue;"
-        + " -Djdk.virtualThreadScheduler.parallelism=8 is taken as gomaxprocs=4"
-        + " (at most maxPoolSize, as the JDK does)", o.jdkSettingsLine());
-    AgentOptions own = parse("maxthreads=100", props(AgentOptions.JDK_MAX_POOL_SIZE, "4"),
-        Map.of());
+    assertEquals(
+        "gmp4j: -Djdk.virtualThreadScheduler.maxPoolSize=4 is taken as maxthreads=5"
+            + " (4 carriers and sysmon), maxthreads.exceeded=queue;"
+            + " -Djdk.virtualThreadScheduler.parallelism=8 is taken as gomaxprocs=4"
+            + " (at most maxPoolSize, as the JDK does)",
+        o.jdkSettingsLine());
+    AgentOptions own =
+        parse("maxthreads=100", props(AgentOptions.JDK_MAX_POOL_SIZE, "4"), Map.of());
     assertEquals("100", own.get("maxthreads"));
     assertNull(own.get("maxthreads.exceeded"));
-    assertTrue(own.jdkSettingsLine().startsWith("gmp4j: -Djdk.virtualThreadScheduler.maxPoolSize=4"
-        + " is ignored: maxthreads=100 from the -javaagent argument wins"), own.jdkSettingsLine());
+    assertTrue(
+        own.jdkSettingsLine()
+            .startsWith(
+                "gmp4j: -Djdk.virtualThreadScheduler.maxPoolSize=4"
+                    + " is ignored: maxthreads=100 from the -javaagent argument wins"),
+        own.jdkSettingsLine());
   }
 
   @Test

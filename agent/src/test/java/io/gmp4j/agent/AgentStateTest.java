@@ -9,11 +9,12 @@ import org.junit.jupiter.api.Test;
 class AgentStateTest {
   @Test
   void attachIdIsSplitOffTheOptions() {
-    assertArrayEquals(new String[] {"7f", "schedtrace=100,timeslice=5ms"},
+    assertArrayEquals(
+        new String[] {"7f", "schedtrace=100,timeslice=5ms"},
         AgentState.splitAttachId("attach.id=7f,schedtrace=100,timeslice=5ms"));
     assertArrayEquals(new String[] {"7f", ""}, AgentState.splitAttachId("attach.id=7f"));
-    assertArrayEquals(new String[] {null, "gomaxprocs=1"},
-        AgentState.splitAttachId("gomaxprocs=1"));
+    assertArrayEquals(
+        new String[] {null, "gomaxprocs=1"}, AgentState.splitAttachId("gomaxprocs=1"));
     assertArrayEquals(new String[] {null, null}, AgentState.splitAttachId(null));
   }
 

@@ -19,7 +19,8 @@ class GmpAgentTest {
 
   @Test
   void thisJdkPasses() {
-    assertEquals(Runtime.version().feature(),
+    assertEquals(
+        Runtime.version().feature(),
         GmpAgent.feature(System.getProperty("java.specification.version")));
   }
 }

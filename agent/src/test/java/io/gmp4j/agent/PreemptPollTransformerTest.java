@@ -20,10 +20,11 @@ class PreemptPollTransformerTest {
 
   private final List<String> seen = new ArrayList<>();
   private final PreemptPollTransformer transformer =
-      new PreemptPollTransformer((loader, name, classfile) -> {
-        seen.add(name);
-        return OUT;
-      });
+      new PreemptPollTransformer(
+          (loader, name, classfile) -> {
+            seen.add(name);
+            return OUT;
+          });
   private final ClassLoader app = new ClassLoader(null) {};
 
   @Test
@@ -37,18 +38,27 @@ class PreemptPollTransformerTest {
   @Test
   void bootAndPlatformClassesNeverDo() {
     assertNull(transformer.transform(null, "com/acme/Main", null, null, IN));
-    assertNull(transformer.transform(
-        ClassLoader.getPlatformClassLoader(), "com/acme/Main", null, null, IN));
+    assertNull(
+        transformer.transform(
+            ClassLoader.getPlatformClassLoader(), "com/acme/Main", null, null, IN));
     assertTrue(seen.isEmpty(), seen.toString());
   }
 
   @Test
   void jdkAgentRuntimeAndByteBuddyClassesNeverDo() {
-    for (String name : new String[] {
-        "java/util/Foo", "javax/net/Foo", "jdk/internal/Foo", "sun/misc/Foo",
-        "com/sun/net/Foo", "io/gmp4j/runtime/Sched", "io/gmp4j/Gmp",
-        "io/gmp4j/agent/poll/PollInjector", "io/gmp4j/agent/shaded/bytebuddy/ByteBuddy",
-        "net/bytebuddy/ByteBuddy"}) {
+    for (String name :
+        new String[] {
+          "java/util/Foo",
+          "javax/net/Foo",
+          "jdk/internal/Foo",
+          "sun/misc/Foo",
+          "com/sun/net/Foo",
+          "io/gmp4j/runtime/Sched",
+          "io/gmp4j/Gmp",
+          "io/gmp4j/agent/poll/PollInjector",
+          "io/gmp4j/agent/shaded/bytebuddy/ByteBuddy",
+          "net/bytebuddy/ByteBuddy"
+        }) {
       assertNull(transformer.transform(app, name, null, null, IN), name);
     }
     assertTrue(seen.isEmpty(), seen.toString());
@@ -64,9 +74,11 @@ class PreemptPollTransformerTest {
 
   @Test
   void aThrowingInjectorLeavesTheClassAloneWithOneLine() {
-    PreemptPollTransformer throwing = new PreemptPollTransformer((loader, name, classfile) -> {
-      throw new StackOverflowError("too deep\nsecond line");
-    });
+    PreemptPollTransformer throwing =
+        new PreemptPollTransformer(
+            (loader, name, classfile) -> {
+              throw new StackOverflowError("too deep\nsecond line");
+            });
     PrintStream err = System.err;
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     System.setErr(new PrintStream(buf, true, StandardCharsets.UTF_8));
@@ -76,8 +88,11 @@ class PreemptPollTransformerTest {
       System.setErr(err);
     }
     String out = buf.toString(StandardCharsets.UTF_8);
-    assertEquals("gmp4j: left com.acme.Deep uninstrumented: java.lang.StackOverflowError: "
-        + "too deep second line" + System.lineSeparator(), out);
+    assertEquals(
+        "gmp4j: left com.acme.Deep uninstrumented: java.lang.StackOverflowError: "
+            + "too deep second line"
+            + System.lineSeparator(),
+        out);
   }
 
   /**
@@ -87,10 +102,12 @@ class PreemptPollTransformerTest {
    */
   @Test
   void aClassFailingTheFrameCheckLoadsAsItWasWithOneLine() {
-    PreemptPollTransformer real = new PreemptPollTransformer(
-        io.gmp4j.agent.poll.BrokenClasses.injectorCheckingEveryMethod()::transform);
-    byte[] bytes = io.gmp4j.agent.poll.BrokenClasses.handlerWantsLocal(
-        "com/acme/Lexer", net.bytebuddy.jar.asm.Opcodes.TOP);
+    PreemptPollTransformer real =
+        new PreemptPollTransformer(
+            io.gmp4j.agent.poll.BrokenClasses.injectorCheckingEveryMethod()::transform);
+    byte[] bytes =
+        io.gmp4j.agent.poll.BrokenClasses.handlerWantsLocal(
+            "com/acme/Lexer", net.bytebuddy.jar.asm.Opcodes.TOP);
     PrintStream err = System.err;
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     System.setErr(new PrintStream(buf, true, StandardCharsets.UTF_8));
@@ -99,9 +116,12 @@ class PreemptPollTransformerTest {
     } finally {
       System.setErr(err);
     }
-    assertEquals("gmp4j: left com.acme.Lexer uninstrumented: "
-        + "io.gmp4j.agent.poll.FrameCheckException: frame check failed in com/acme/Lexer.f(I)I"
-        + " at bci 16: locals[1] is top, not assignable to int in the frame of the handler at"
-        + " bci 18" + System.lineSeparator(), buf.toString(StandardCharsets.UTF_8));
+    assertEquals(
+        "gmp4j: left com.acme.Lexer uninstrumented: "
+            + "io.gmp4j.agent.poll.FrameCheckException: frame check failed in com/acme/Lexer.f(I)I"
+            + " at bci 16: locals[1] is top, not assignable to int in the frame of the handler at"
+            + " bci 18"
+            + System.lineSeparator(),
+        buf.toString(StandardCharsets.UTF_8));
   }
 }

@@ -2,7 +2,6 @@ package io.gmp4j.agent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
-
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.FileInputStream;
@@ -28,29 +27,34 @@ class SyscallInstrumentationTest {
   void blockerMatchesBeginBeginBooleanAndEnd() throws Exception {
     assertNull(BlockerInstrumentation.checkShape());
     Class<?> blocker = Class.forName(BlockerInstrumentation.TYPE);
-    assertEquals(Set.of("begin()Z"), matched(blocker, BlockerInstrumentation.sites().subList(0, 1)));
-    assertEquals(Set.of("begin(Z)Z"), matched(blocker, BlockerInstrumentation.sites().subList(1, 2)));
+    assertEquals(
+        Set.of("begin()Z"), matched(blocker, BlockerInstrumentation.sites().subList(0, 1)));
+    assertEquals(
+        Set.of("begin(Z)Z"), matched(blocker, BlockerInstrumentation.sites().subList(1, 2)));
     assertEquals(Set.of("end(Z)V"), matched(blocker, BlockerInstrumentation.sites().subList(2, 3)));
   }
 
   @Test
   void fileInputStreamBracketsOpenAndTheThreeReads() throws Exception {
     assertNull(FileInputStreamInstrumentation.checkShape());
-    assertEquals(Set.of("open(Ljava/lang/String;)V", "read()I", "read([B)I", "read([BII)I"),
+    assertEquals(
+        Set.of("open(Ljava/lang/String;)V", "read()I", "read([B)I", "read([BII)I"),
         matched(FileInputStream.class, FileInputStreamInstrumentation.sites()));
   }
 
   @Test
   void fileOutputStreamBracketsOpenAndTheThreeWritesButNotTheNative() throws Exception {
     assertNull(FileOutputStreamInstrumentation.checkShape());
-    assertEquals(Set.of("open(Ljava/lang/String;Z)V", "write(I)V", "write([B)V", "write([BII)V"),
+    assertEquals(
+        Set.of("open(Ljava/lang/String;Z)V", "write(I)V", "write([B)V", "write([BII)V"),
         matched(FileOutputStream.class, FileOutputStreamInstrumentation.sites()));
   }
 
   @Test
   void randomAccessFileBracketsOpenAndItsTwoReadPrimitives() throws Exception {
     assertNull(RandomAccessFileInstrumentation.checkShape());
-    assertEquals(Set.of("open(Ljava/lang/String;I)V", "read()I", "readBytes([BII)I"),
+    assertEquals(
+        Set.of("open(Ljava/lang/String;I)V", "read()I", "readBytes([BII)I"),
         matched(RandomAccessFile.class, RandomAccessFileInstrumentation.sites()));
   }
 
@@ -63,23 +67,29 @@ class SyscallInstrumentationTest {
       return; // not a Unix JDK
     }
     assertNull(UnixNativeDispatcherInstrumentation.checkShape());
-    assertEquals(Set.of("open(Lsun/nio/fs/UnixPath;II)I", "openat(I[BII)I"),
+    assertEquals(
+        Set.of("open(Lsun/nio/fs/UnixPath;II)I", "openat(I[BII)I"),
         matched(und, UnixNativeDispatcherInstrumentation.sites()));
   }
 
   @Test
   void netpollMarksThePollerWaitsOfSocketsAndSelectors() throws Exception {
     assertNull(NetpollInstrumentation.checkShape());
-    assertEquals(Set.of("poll(IIJLjava/util/function/BooleanSupplier;)V", "pollSelector(IJ)V"),
+    assertEquals(
+        Set.of("poll(IIJLjava/util/function/BooleanSupplier;)V", "pollSelector(IJ)V"),
         matched(Class.forName(NetpollInstrumentation.TYPE), NetpollInstrumentation.sites()));
   }
 
   @Test
   void shapesNamesWhatIsMissing() {
-    assertEquals("java.io.FileInputStream has no read with 7 parameters on JDK "
-            + Runtime.version() + " (gmp4j pins JDK 25's shape)",
+    assertEquals(
+        "java.io.FileInputStream has no read with 7 parameters on JDK "
+            + Runtime.version()
+            + " (gmp4j pins JDK 25's shape)",
         Shapes.check("java.io.FileInputStream", "read/0", "read/7"));
-    assertEquals("java.io.FileInputStream has no read0 on JDK " + Runtime.version()
+    assertEquals(
+        "java.io.FileInputStream has no read0 on JDK "
+            + Runtime.version()
             + " (gmp4j pins JDK 25's shape)",
         Shapes.check("java.io.FileInputStream", "read0")); // native: never advised
   }
@@ -87,18 +97,24 @@ class SyscallInstrumentationTest {
   @Test
   void virtualThreadAndForkJoinWorkerThreadMatchTheirPinnedMethods() throws Exception {
     assertNull(VirtualThreadInstrumentation.checkShape());
-    assertEquals(Set.of("<init>(Ljava/util/concurrent/Executor;Ljava/lang/String;ILjava/lang/Runnable;)V"),
-        matched(Class.forName(VirtualThreadInstrumentation.TYPE),
+    assertEquals(
+        Set.of("<init>(Ljava/util/concurrent/Executor;Ljava/lang/String;ILjava/lang/Runnable;)V"),
+        matched(
+            Class.forName(VirtualThreadInstrumentation.TYPE),
             VirtualThreadInstrumentation.sites()));
     assertNull(VirtualThreadInstrumentation.checkScheduleShape());
-    assertEquals(Set.of(
+    assertEquals(
+        Set.of(
             "schedule(Ljava/lang/Runnable;JLjava/util/concurrent/TimeUnit;)"
                 + "Ljava/util/concurrent/Future;"),
-        matched(Class.forName(VirtualThreadInstrumentation.TYPE),
+        matched(
+            Class.forName(VirtualThreadInstrumentation.TYPE),
             VirtualThreadInstrumentation.scheduleSites()));
     assertNull(ForkJoinWorkerThreadInstrumentation.checkShape());
-    assertEquals(Set.of("hasKnownQueuedWork()Z"),
-        matched(Class.forName(ForkJoinWorkerThreadInstrumentation.TYPE),
+    assertEquals(
+        Set.of("hasKnownQueuedWork()Z"),
+        matched(
+            Class.forName(ForkJoinWorkerThreadInstrumentation.TYPE),
             ForkJoinWorkerThreadInstrumentation.sites()));
   }
 
@@ -122,15 +138,23 @@ class SyscallInstrumentationTest {
       byte[] woven = JdkWeaver.weave(classFile(type), here);
       List<VerifyError> errors = ClassFile.of().verify(woven);
       assertTrue(errors.isEmpty(), type + ": " + errors);
-      assertTrue(new String(woven, java.nio.charset.StandardCharsets.ISO_8859_1)
-          .contains("io/gmp4j/runtime/Hooks"), type);
+      assertTrue(
+          new String(woven, java.nio.charset.StandardCharsets.ISO_8859_1)
+              .contains("io/gmp4j/runtime/Hooks"),
+          type);
     }
   }
 
   @Test
   void aSiteThatMatchesNothingFailsTheWeave() throws Exception {
-    List<JdkWeaver.Site> none = List.of(new JdkWeaver.Site(FileInputStreamInstrumentation.TYPE,
-        "read", "(JJJ)", false, JdkWeaver.Hook.SYSCALL_BRACKET));
+    List<JdkWeaver.Site> none =
+        List.of(
+            new JdkWeaver.Site(
+                FileInputStreamInstrumentation.TYPE,
+                "read",
+                "(JJJ)",
+                false,
+                JdkWeaver.Hook.SYSCALL_BRACKET));
     try {
       JdkWeaver.weave(classFile(FileInputStreamInstrumentation.TYPE), none);
       throw new AssertionError("woven without a matching method");
@@ -140,8 +164,7 @@ class SyscallInstrumentationTest {
   }
 
   /** name + descriptor of the methods {@code sites} select among {@code type}'s own. */
-  private static Set<String> matched(Class<?> type, List<JdkWeaver.Site> sites)
-      throws IOException {
+  private static Set<String> matched(Class<?> type, List<JdkWeaver.Site> sites) throws IOException {
     Set<String> out = new TreeSet<>();
     for (MethodModel m : ClassFile.of().parse(classFile(type.getName())).methods()) {
       for (JdkWeaver.Site s : sites) {

@@ -64,13 +64,14 @@ public class JfrCostBenchmark {
   @Setup(Level.Trial)
   public void startRecording() throws Exception {
     builder = scheduler.equals("gmp4j") ? Gmp.ofVirtual() : Thread.ofVirtual();
-    Configuration config = switch (settings) {
-      case "none" -> null;
-      case "default" -> Configuration.getConfiguration("default");
-      case "gmp4j" -> jfc("gmp4j.jfc");
-      case "detail" -> jfc("gmp4j-detail.jfc");
-      default -> throw new IllegalArgumentException(settings);
-    };
+    Configuration config =
+        switch (settings) {
+          case "none" -> null;
+          case "default" -> Configuration.getConfiguration("default");
+          case "gmp4j" -> jfc("gmp4j.jfc");
+          case "detail" -> jfc("gmp4j-detail.jfc");
+          default -> throw new IllegalArgumentException(settings);
+        };
     if (config != null) {
       recording = new Recording(config);
       recording.setToDisk(true);
@@ -105,24 +106,28 @@ public class JfrCostBenchmark {
   @OperationsPerInvocation(ROUND_TRIPS)
   public void pingPong() throws InterruptedException {
     turn = 0;
-    Thread e = builder.unstarted(() -> {
-      for (int i = 0; i < ROUND_TRIPS; i++) {
-        while (turn != 1) {
-          LockSupport.park();
-        }
-        turn = 0;
-        LockSupport.unpark(driver);
-      }
-    });
-    Thread d = builder.unstarted(() -> {
-      for (int i = 0; i < ROUND_TRIPS; i++) {
-        turn = 1;
-        LockSupport.unpark(echo);
-        while (turn != 0) {
-          LockSupport.park();
-        }
-      }
-    });
+    Thread e =
+        builder.unstarted(
+            () -> {
+              for (int i = 0; i < ROUND_TRIPS; i++) {
+                while (turn != 1) {
+                  LockSupport.park();
+                }
+                turn = 0;
+                LockSupport.unpark(driver);
+              }
+            });
+    Thread d =
+        builder.unstarted(
+            () -> {
+              for (int i = 0; i < ROUND_TRIPS; i++) {
+                turn = 1;
+                LockSupport.unpark(echo);
+                while (turn != 0) {
+                  LockSupport.park();
+                }
+              }
+            });
     echo = e;
     driver = d;
     e.start();
@@ -135,19 +140,21 @@ public class JfrCostBenchmark {
   @Benchmark
   @OperationsPerInvocation(SPAWNS)
   public void spawnAndJoin() throws InterruptedException {
-    Thread parent = builder.start(() -> {
-      Thread[] ts = new Thread[SPAWNS];
-      for (int i = 0; i < SPAWNS; i++) {
-        ts[i] = builder.start(JfrCostBenchmark::work);
-      }
-      try {
-        for (Thread t : ts) {
-          t.join();
-        }
-      } catch (InterruptedException ex) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread parent =
+        builder.start(
+            () -> {
+              Thread[] ts = new Thread[SPAWNS];
+              for (int i = 0; i < SPAWNS; i++) {
+                ts[i] = builder.start(JfrCostBenchmark::work);
+              }
+              try {
+                for (Thread t : ts) {
+                  t.join();
+                }
+              } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+              }
+            });
     parent.join();
   }
 

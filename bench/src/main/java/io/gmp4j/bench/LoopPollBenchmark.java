@@ -68,11 +68,18 @@ public class LoopPollBenchmark {
       long want = in.run(plain, name);
       long got = in.run(k, name);
       if (got != want) {
-        throw new IllegalStateException(variant + " " + name + " returned " + got + ", plain " + want);
+        throw new IllegalStateException(
+            variant + " " + name + " returned " + got + ", plain " + want);
       }
     }
-    System.out.println("# " + variant + " kernels.LoopKernels: " + v.stats()
-        + " (loader " + k.getClass().getClassLoader().getName() + ")");
+    System.out.println(
+        "# "
+            + variant
+            + " kernels.LoopKernels: "
+            + v.stats()
+            + " (loader "
+            + k.getClass().getClassLoader().getName()
+            + ")");
     a = in.a;
     b = in.b;
     c = in.c;

@@ -37,10 +37,13 @@ public final class ParkedMemory {
     for (int round = 0; round <= 3; round++) {
       CountDownLatch parked = new CountDownLatch(N);
       for (int i = 0; i < N; i++) {
-        ts[i] = Thread.ofVirtual().start(() -> {
-          parked.countDown();
-          LockSupport.park();
-        });
+        ts[i] =
+            Thread.ofVirtual()
+                .start(
+                    () -> {
+                      parked.countDown();
+                      LockSupport.park();
+                    });
       }
       parked.await();
       Thread.sleep(200); // the last countDown comes just before its park
@@ -57,9 +60,14 @@ public final class ParkedMemory {
   }
 
   private static void report(String sample) throws Exception {
-    String histogram = (String) ManagementFactory.getPlatformMBeanServer().invoke(
-        new ObjectName("com.sun.management:type=DiagnosticCommand"), "gcClassHistogram",
-        new Object[] {null}, new String[] {String[].class.getName()});
+    String histogram =
+        (String)
+            ManagementFactory.getPlatformMBeanServer()
+                .invoke(
+                    new ObjectName("com.sun.management:type=DiagnosticCommand"),
+                    "gcClassHistogram",
+                    new Object[] {null},
+                    new String[] {String[].class.getName()});
     long total = 0;
     long stack = 0;
     List<String> parts = new ArrayList<>();
@@ -80,8 +88,9 @@ public final class ParkedMemory {
       }
     }
     System.out.println("parked goroutine " + sample);
-    System.out.printf("%d B per parked goroutine, %d B without its stack chunk:%n", total / N,
-        (total - stack) / N);
+    System.out.printf(
+        "%d B per parked goroutine, %d B without its stack chunk:%n",
+        total / N, (total - stack) / N);
     parts.forEach(System.out::println);
   }
 }

@@ -134,11 +134,12 @@ public class PingPongBenchmark {
   public void startThreads() throws InterruptedException {
     Thread.Builder.OfVirtual builder = builder();
     checkCarrier(builder);
-    boolean park = switch (handoff) {
-      case "queue" -> false;
-      case "park" -> true;
-      default -> throw new IllegalArgumentException("unknown handoff \"" + handoff + "\"");
-    };
+    boolean park =
+        switch (handoff) {
+          case "queue" -> false;
+          case "park" -> true;
+          default -> throw new IllegalArgumentException("unknown handoff \"" + handoff + "\"");
+        };
     echo = builder.name("pingpong-echo").unstarted(park ? this::echoPark : this::echo);
     driver = builder.name("pingpong-driver").unstarted(this::drive);
     echo.start();
@@ -184,14 +185,21 @@ public class PingPongBenchmark {
    */
   private void checkCarrier(Thread.Builder.OfVirtual builder) throws InterruptedException {
     String[] seen = new String[1];
-    Thread probe = builder.name("pingpong-probe").start(() -> seen[0] = Thread.currentThread().toString());
+    Thread probe =
+        builder.name("pingpong-probe").start(() -> seen[0] = Thread.currentThread().toString());
     if (!probe.join(HANG_TIMEOUT)) {
       throw hang("checkCarrier: probe did not run");
     }
     String want = scheduler.equals("gmp4j") ? "@gmp-m" : "@ForkJoinPool";
     if (seen[0] == null || !seen[0].contains(want)) {
       throw new IllegalStateException(
-          "checkCarrier: scheduler=" + scheduler + " ran its probe as " + seen[0] + ", want a carrier " + want + "...");
+          "checkCarrier: scheduler="
+              + scheduler
+              + " ran its probe as "
+              + seen[0]
+              + ", want a carrier "
+              + want
+              + "...");
     }
   }
 
@@ -267,7 +275,11 @@ public class PingPongBenchmark {
 
   private IllegalStateException hang(String what) {
     StringBuilder sb = new StringBuilder();
-    sb.append(what).append(" within ").append(HANG_TIMEOUT).append(" (scheduler=").append(scheduler);
+    sb.append(what)
+        .append(" within ")
+        .append(HANG_TIMEOUT)
+        .append(" (scheduler=")
+        .append(scheduler);
     sb.append(", handoff=").append(handoff).append(", turn=").append(turn);
     sb.append(")\n  driver: ").append(driver).append("\n  echo: ").append(echo);
     if (scheduler.equals("gmp4j")) {

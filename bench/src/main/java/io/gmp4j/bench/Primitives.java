@@ -198,19 +198,22 @@ public abstract class Primitives {
   private void parkRoundTrips(int n) {
     Thread me = Thread.currentThread();
     turn = 0;
-    Thread echo = Thread.ofVirtual().start(() -> {
-      while (true) {
-        int t;
-        while ((t = turn) == 0) {
-          LockSupport.park(this);
-        }
-        if (t == 2) {
-          return;
-        }
-        turn = 0;
-        LockSupport.unpark(me);
-      }
-    });
+    Thread echo =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  while (true) {
+                    int t;
+                    while ((t = turn) == 0) {
+                      LockSupport.park(this);
+                    }
+                    if (t == 2) {
+                      return;
+                    }
+                    turn = 0;
+                    LockSupport.unpark(me);
+                  }
+                });
     for (int i = 0; i < n; i++) {
       turn = 1;
       LockSupport.unpark(echo);
@@ -239,16 +242,19 @@ public abstract class Primitives {
   private static final Integer STOP = -1;
 
   private static void queueRoundTrips(BlockingQueue<Integer> ping, BlockingQueue<Integer> pong) {
-    Thread echo = Thread.ofVirtual().start(() -> {
-      try {
-        Integer m;
-        while ((m = ping.take()) != STOP) {
-          pong.put(m);
-        }
-      } catch (InterruptedException e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    Thread echo =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  try {
+                    Integer m;
+                    while ((m = ping.take()) != STOP) {
+                      pong.put(m);
+                    }
+                  } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                  }
+                });
     try {
       for (int i = 0; i < BATCH; i++) {
         ping.put(PING);
@@ -269,21 +275,27 @@ public abstract class Primitives {
       // parks, and at 1 P the batch never ends.
       throw new UnsupportedOperationException("the JDK's scheduler never preempts the hog");
     }
-    runBatch(() -> {
-      hogStop = false;
-      Thread hog = Thread.ofVirtual().start(() -> {
-        long x = 0;
-        while (!hogStop) {
-          x += System.identityHashCode(this) & 1; // a loop with a back-edge poll under the agent
-        }
-        if (x == 42) {
-          System.out.print("");
-        }
-      });
-      parkRoundTrips(BATCH);
-      hogStop = true;
-      join(hog);
-    });
+    runBatch(
+        () -> {
+          hogStop = false;
+          Thread hog =
+              Thread.ofVirtual()
+                  .start(
+                      () -> {
+                        long x = 0;
+                        while (!hogStop) {
+                          x +=
+                              System.identityHashCode(this)
+                                  & 1; // a loop with a back-edge poll under the agent
+                        }
+                        if (x == 42) {
+                          System.out.print("");
+                        }
+                      });
+          parkRoundTrips(BATCH);
+          hogStop = true;
+          join(hog);
+        });
   }
 
   // ------------------------------------------------------------------------------------------
@@ -292,31 +304,34 @@ public abstract class Primitives {
   @Benchmark
   @OperationsPerInvocation(BATCH)
   public void yield() throws InterruptedException {
-    runBatch(() -> {
-      Runnable yielder = () -> {
-        for (int i = 0; i < BATCH / 2; i++) {
-          Thread.yield();
-        }
-      };
-      Thread a = Thread.ofVirtual().start(yielder);
-      Thread b = Thread.ofVirtual().start(yielder);
-      join(a);
-      join(b);
-    });
+    runBatch(
+        () -> {
+          Runnable yielder =
+              () -> {
+                for (int i = 0; i < BATCH / 2; i++) {
+                  Thread.yield();
+                }
+              };
+          Thread a = Thread.ofVirtual().start(yielder);
+          Thread b = Thread.ofVirtual().start(yielder);
+          join(a);
+          join(b);
+        });
   }
 
   @Benchmark
   @OperationsPerInvocation(BATCH)
   public void spawn() throws InterruptedException {
-    runBatch(() -> {
-      CountDownLatch ended = new CountDownLatch(BATCH);
-      Runnable body = ended::countDown;
-      Thread.Builder.OfVirtual b = Thread.ofVirtual();
-      for (int i = 0; i < BATCH; i++) {
-        b.start(body);
-      }
-      await(ended);
-    });
+    runBatch(
+        () -> {
+          CountDownLatch ended = new CountDownLatch(BATCH);
+          Runnable body = ended::countDown;
+          Thread.Builder.OfVirtual b = Thread.ofVirtual();
+          for (int i = 0; i < BATCH; i++) {
+            b.start(body);
+          }
+          await(ended);
+        });
   }
 
   /** Goroutines per fan-out in fanOutFanIn. */
@@ -325,24 +340,27 @@ public abstract class Primitives {
   @Benchmark
   @OperationsPerInvocation(BATCH)
   public void fanOutFanIn() throws InterruptedException {
-    runBatch(() -> {
-      AtomicLong sum = new AtomicLong();
-      for (int round = 0; round < BATCH / FAN; round++) {
-        CountDownLatch ended = new CountDownLatch(FAN);
-        for (int i = 0; i < FAN; i++) {
-          int k = i;
-          Thread.ofVirtual().start(() -> {
-            long h = k;
-            for (int j = 0; j < 100; j++) {
-              h = h * 31 + j;
+    runBatch(
+        () -> {
+          AtomicLong sum = new AtomicLong();
+          for (int round = 0; round < BATCH / FAN; round++) {
+            CountDownLatch ended = new CountDownLatch(FAN);
+            for (int i = 0; i < FAN; i++) {
+              int k = i;
+              Thread.ofVirtual()
+                  .start(
+                      () -> {
+                        long h = k;
+                        for (int j = 0; j < 100; j++) {
+                          h = h * 31 + j;
+                        }
+                        sum.addAndGet(h);
+                        ended.countDown();
+                      });
             }
-            sum.addAndGet(h);
-            ended.countDown();
-          });
-        }
-        await(ended);
-      }
-    });
+            await(ended);
+          }
+        });
   }
 
   /** Rounds per invocation of wakeupParallelSpinning. */
@@ -351,39 +369,44 @@ public abstract class Primitives {
   @Benchmark
   @OperationsPerInvocation(WAKE_ROUNDS)
   public void wakeupParallelSpinning() throws InterruptedException {
-    runBatch(() -> {
-      int n = Runtime.getRuntime().availableProcessors();
-      Thread[] ws = new Thread[n];
-      // Worker i may run round r once wake[i] >= r. The flag, not the park permit, carries the
-      // wake-up: the Phaser parks and unparks too, and would swallow a permit.
-      java.util.concurrent.atomic.AtomicIntegerArray wake =
-          new java.util.concurrent.atomic.AtomicIntegerArray(n);
-      java.util.concurrent.Phaser phaser = new java.util.concurrent.Phaser(n + 1);
-      for (int i = 0; i < n; i++) {
-        int w = i;
-        ws[i] = Thread.ofVirtual().start(() -> {
+    runBatch(
+        () -> {
+          int n = Runtime.getRuntime().availableProcessors();
+          Thread[] ws = new Thread[n];
+          // Worker i may run round r once wake[i] >= r. The flag, not the park permit, carries the
+          // wake-up: the Phaser parks and unparks too, and would swallow a permit.
+          java.util.concurrent.atomic.AtomicIntegerArray wake =
+              new java.util.concurrent.atomic.AtomicIntegerArray(n);
+          java.util.concurrent.Phaser phaser = new java.util.concurrent.Phaser(n + 1);
+          for (int i = 0; i < n; i++) {
+            int w = i;
+            ws[i] =
+                Thread.ofVirtual()
+                    .start(
+                        () -> {
+                          for (int r = 1; r <= WAKE_ROUNDS; r++) {
+                            while (wake.get(w) < r) {
+                              LockSupport.park(); // woken by the driver
+                            }
+                            for (int j = 0; j < 50; j++) {
+                              Thread
+                                  .onSpinWait(); // Go's procyield(50) in the benchmark's goroutines
+                            }
+                            phaser.arriveAndAwaitAdvance();
+                          }
+                        });
+          }
           for (int r = 1; r <= WAKE_ROUNDS; r++) {
-            while (wake.get(w) < r) {
-              LockSupport.park(); // woken by the driver
-            }
-            for (int j = 0; j < 50; j++) {
-              Thread.onSpinWait(); // Go's procyield(50) in the benchmark's goroutines
+            for (int i = 0; i < n; i++) {
+              wake.set(i, r);
+              LockSupport.unpark(ws[i]);
             }
             phaser.arriveAndAwaitAdvance();
           }
+          for (Thread w : ws) {
+            join(w);
+          }
         });
-      }
-      for (int r = 1; r <= WAKE_ROUNDS; r++) {
-        for (int i = 0; i < n; i++) {
-          wake.set(i, r);
-          LockSupport.unpark(ws[i]);
-        }
-        phaser.arriveAndAwaitAdvance();
-      }
-      for (Thread w : ws) {
-        join(w);
-      }
-    });
   }
 
   /** Go's skynet: a tree of 1,000,000 leaf goroutines, ten children each, summing leaf ids. */
@@ -395,13 +418,14 @@ public abstract class Primitives {
   @Warmup(iterations = 2)
   @Measurement(iterations = 4)
   public void skynet() throws InterruptedException {
-    runBatch(() -> {
-      long sum = skynet(0, SKYNET_LEAVES);
-      long want = (long) SKYNET_LEAVES * (SKYNET_LEAVES - 1) / 2;
-      if (sum != want) {
-        throw new IllegalStateException("skynet: sum " + sum + ", want " + want);
-      }
-    });
+    runBatch(
+        () -> {
+          long sum = skynet(0, SKYNET_LEAVES);
+          long want = (long) SKYNET_LEAVES * (SKYNET_LEAVES - 1) / 2;
+          if (sum != want) {
+            throw new IllegalStateException("skynet: sum " + sum + ", want " + want);
+          }
+        });
   }
 
   private static long skynet(long num, int size) {
@@ -446,7 +470,9 @@ public abstract class Primitives {
   // ------------------------------------------------------------------------------------------
   // The columns
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, ONE_P, "-Dbench.mode=jdk"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {ADD_OPENS, ONE_P, "-Dbench.mode=jdk"})
   public static class Jdk1P extends Primitives {}
 
   /**
@@ -454,24 +480,38 @@ public abstract class Primitives {
    * threads. With a JVMTI environment present, HotSpot reports every mount and unmount to JVMTI
    * (JDK 25's VTMS transitions), and gmp4j under its agent pays that as well.
    */
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, NOOP_AGENT, ONE_P, "-Dbench.mode=jdk"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {ADD_OPENS, NOOP_AGENT, ONE_P, "-Dbench.mode=jdk"})
   public static class JdkAgent1P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, NOOP_AGENT, TWO_P, "-Dbench.mode=jdk"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {ADD_OPENS, NOOP_AGENT, TWO_P, "-Dbench.mode=jdk"})
   public static class JdkAgent2P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, AGENT, ONE_P_GMP, "-Dbench.mode=agent"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {ADD_OPENS, AGENT, ONE_P_GMP, "-Dbench.mode=agent"})
   public static class Agent1P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, ONE_P_GMP, "-Dbench.mode=lib"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {ADD_OPENS, ONE_P_GMP, "-Dbench.mode=lib"})
   public static class Lib1P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, TWO_P, "-Dbench.mode=jdk"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {ADD_OPENS, TWO_P, "-Dbench.mode=jdk"})
   public static class Jdk2P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, AGENT, TWO_P_GMP, "-Dbench.mode=agent"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {ADD_OPENS, AGENT, TWO_P_GMP, "-Dbench.mode=agent"})
   public static class Agent2P extends Primitives {}
 
-  @Fork(value = 1, jvmArgsAppend = {ADD_OPENS, TWO_P_GMP, "-Dbench.mode=lib"})
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {ADD_OPENS, TWO_P_GMP, "-Dbench.mode=lib"})
   public static class Lib2P extends Primitives {}
 }

@@ -66,9 +66,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class GmpMetrics implements MeterBinder, AutoCloseable {
   /** One description for the four state gauges, which share a name. */
-  private static final String STATES = "Approximate count of goroutines in each state (Go's"
-      + " /sched/goroutines/<state>:goroutines): running, runnable, waiting, not-in-go (in a"
-      + " system call). Not guaranteed to add up to gmp.sched.goroutines.live.";
+  private static final String STATES =
+      "Approximate count of goroutines in each state (Go's"
+          + " /sched/goroutines/<state>:goroutines): running, runnable, waiting, not-in-go (in a"
+          + " system call). Not guaranteed to add up to gmp.sched.goroutines.live.";
 
   private final Iterable<Tag> tags;
   private final MetricsReader reader;
@@ -105,13 +106,15 @@ public final class GmpMetrics implements MeterBinder, AutoCloseable {
       MetricNames n = MetricNames.of(d);
       String goName = d.name();
       switch (d.kind()) {
-        case GAUGE -> gauge(n, "state".equals(n.tagKey()) ? STATES : d.description(), -1,
-            goName).register(registry);
-        case COUNTER -> FunctionCounter.builder(n.meterName(), reader, r -> r.value(goName))
-            .description(d.description())
-            .baseUnit(n.baseUnit())
-            .tags(meterTags(n, null))
-            .register(registry);
+        case GAUGE ->
+            gauge(n, "state".equals(n.tagKey()) ? STATES : d.description(), -1, goName)
+                .register(registry);
+        case COUNTER ->
+            FunctionCounter.builder(n.meterName(), reader, r -> r.value(goName))
+                .description(d.description())
+                .baseUnit(n.baseUnit())
+                .tags(meterTags(n, null))
+                .register(registry);
         case PER_P -> bindPerP(registry, n, d);
         case HISTOGRAM -> histograms.add(d);
       }
@@ -129,8 +132,12 @@ public final class GmpMetrics implements MeterBinder, AutoCloseable {
     for (MetricDescription d : histograms) {
       MetricNames n = MetricNames.of(d);
       String goName = d.name();
-      FunctionTimer.builder(n.meterName(), reader,
-              r -> countOf(r.histogram(goName)), r -> sumOf(r.histogram(goName)), TimeUnit.SECONDS)
+      FunctionTimer.builder(
+              n.meterName(),
+              reader,
+              r -> countOf(r.histogram(goName)),
+              r -> sumOf(r.histogram(goName)),
+              TimeUnit.SECONDS)
           .description(d.description())
           .tags(meterTags(n, null))
           .register(registry);
@@ -148,10 +155,10 @@ public final class GmpMetrics implements MeterBinder, AutoCloseable {
     toRun.forEach(Runnable::run);
   }
 
-  private Gauge.Builder<MetricsReader> gauge(MetricNames n, String description, int p,
-      String goName) {
-    return Gauge.builder(n.meterName(), reader,
-            p < 0 ? r -> r.value(goName) : r -> r.perP(goName, p))
+  private Gauge.Builder<MetricsReader> gauge(
+      MetricNames n, String description, int p, String goName) {
+    return Gauge.builder(
+            n.meterName(), reader, p < 0 ? r -> r.value(goName) : r -> r.perP(goName, p))
         .description(description)
         .baseUnit(n.baseUnit())
         .tags(meterTags(n, p < 0 ? null : Integer.toString(p)))
@@ -162,31 +169,35 @@ public final class GmpMetrics implements MeterBinder, AutoCloseable {
   private void bindPerP(MeterRegistry registry, MetricNames n, MetricDescription d) {
     String goName = d.name();
     AtomicInteger registered = new AtomicInteger();
-    Runnable grow = new Runnable() {
-      @Override
-      public void run() {
-        int have;
-        int want = reader.perPLength(goName);
-        while ((have = registered.get()) < want) {
-          if (registered.compareAndSet(have, want)) {
-            for (int p = have; p < want; p++) {
-              int id = p;
-              Gauge.builder(n.meterName(), reader, r -> {
-                    if (id == 0) {
-                      run(); // P 0 always exists: its read notices GOMAXPROCS growth
-                    }
-                    return r.perP(goName, id);
-                  })
-                  .description(d.description())
-                  .baseUnit(n.baseUnit())
-                  .tags(meterTags(n, Integer.toString(id)))
-                  .strongReference(true)
-                  .register(registry);
+    Runnable grow =
+        new Runnable() {
+          @Override
+          public void run() {
+            int have;
+            int want = reader.perPLength(goName);
+            while ((have = registered.get()) < want) {
+              if (registered.compareAndSet(have, want)) {
+                for (int p = have; p < want; p++) {
+                  int id = p;
+                  Gauge.builder(
+                          n.meterName(),
+                          reader,
+                          r -> {
+                            if (id == 0) {
+                              run(); // P 0 always exists: its read notices GOMAXPROCS growth
+                            }
+                            return r.perP(goName, id);
+                          })
+                      .description(d.description())
+                      .baseUnit(n.baseUnit())
+                      .tags(meterTags(n, Integer.toString(id)))
+                      .strongReference(true)
+                      .register(registry);
+                }
+              }
             }
           }
-        }
-      }
-    };
+        };
     grow.run();
   }
 

@@ -43,16 +43,18 @@ record MetricNames(String meterName, String baseUnit, String tagKey, String tagV
   static MetricNames of(MetricDescription d) {
     String base = d.base();
     String unit = d.unit();
-    if (base.startsWith(GOROUTINE_STATES) && unit.equals("goroutines")
+    if (base.startsWith(GOROUTINE_STATES)
+        && unit.equals("goroutines")
         && base.indexOf('/', GOROUTINE_STATES.length()) < 0) {
-      return new MetricNames("gmp.sched.goroutines", unit, "state",
-          base.substring(GOROUTINE_STATES.length()));
+      return new MetricNames(
+          "gmp.sched.goroutines", unit, "state", base.substring(GOROUTINE_STATES.length()));
     }
-    String name = switch (base) {
-      case "/sched/goroutines" -> "gmp.sched.goroutines.live";
-      case "/sched/threads/total" -> "gmp.sched.threads.live";
-      default -> "gmp" + base.replace('/', '.').replace('-', '.').toLowerCase(Locale.ROOT);
-    };
+    String name =
+        switch (base) {
+          case "/sched/goroutines" -> "gmp.sched.goroutines.live";
+          case "/sched/threads/total" -> "gmp.sched.threads.live";
+          default -> "gmp" + base.replace('/', '.').replace('-', '.').toLowerCase(Locale.ROOT);
+        };
     return d.kind() == Kind.PER_P
         ? new MetricNames(name, unit, "p", null)
         : new MetricNames(name, unit, null, null);

@@ -54,15 +54,21 @@ final class PrometheusHistograms implements MultiCollector {
   }
 
   /** Registers the histograms; returns what unregisters them. Any thread. */
-  static Runnable register(MeterRegistry registry, MetricsReader reader,
-      List<MetricDescription> histograms, Iterable<Tag> tags) {
+  static Runnable register(
+      MeterRegistry registry,
+      MetricsReader reader,
+      List<MetricDescription> histograms,
+      Iterable<Tag> tags) {
     PrometheusRegistry prometheus = ((PrometheusMeterRegistry) registry).getPrometheusRegistry();
     NamingConvention convention = registry.config().namingConvention();
     List<Family> families = new ArrayList<>();
     for (MetricDescription d : histograms) {
       MetricNames n = MetricNames.of(d);
-      Gauge probe = Gauge.builder(n.meterName(), () -> 0).baseUnit(n.baseUnit()).tags(tags)
-          .register(registry); // step 1
+      Gauge probe =
+          Gauge.builder(n.meterName(), () -> 0)
+              .baseUnit(n.baseUnit())
+              .tags(tags)
+              .register(registry); // step 1
       Meter.Id id = probe.getId();
       registry.remove(probe);
       if (probe instanceof NoopGauge) {
@@ -74,8 +80,9 @@ final class PrometheusHistograms implements MultiCollector {
         keys.add(convention.tagKey(t.getKey()));
         values.add(convention.tagValue(t.getValue()));
       }
-      String name = convention.name(id.getName(), Meter.Type.DISTRIBUTION_SUMMARY,
-          id.getBaseUnit()); // step 2
+      String name =
+          convention.name(
+              id.getName(), Meter.Type.DISTRIBUTION_SUMMARY, id.getBaseUnit()); // step 2
       families.add(new Family(name, d.description(), Labels.of(keys, values), d.name()));
     }
     PrometheusHistograms collector = new PrometheusHistograms(reader, List.copyOf(families));
@@ -103,17 +110,21 @@ final class PrometheusHistograms implements MultiCollector {
       long[] perBucket = new long[k.length];
       for (int j = 0; j < k.length; j++) {
         upper[j] = bounds[k[j]];
-        perBucket[j] = cumulative[j] - (j == 0 ? 0 : cumulative[j - 1]); // the client wants them non-cumulative
+        perBucket[j] =
+            cumulative[j]
+                - (j == 0 ? 0 : cumulative[j - 1]); // the client wants them non-cumulative
       }
-      out.add(HistogramSnapshot.builder()
-          .name(f.name())
-          .help(f.help())
-          .dataPoint(HistogramDataPointSnapshot.builder()
-              .classicHistogramBuckets(ClassicHistogramBuckets.of(upper, perBucket))
-              .sum(Histograms.sum(h))
-              .labels(f.labels())
-              .build())
-          .build());
+      out.add(
+          HistogramSnapshot.builder()
+              .name(f.name())
+              .help(f.help())
+              .dataPoint(
+                  HistogramDataPointSnapshot.builder()
+                      .classicHistogramBuckets(ClassicHistogramBuckets.of(upper, perBucket))
+                      .sum(Histograms.sum(h))
+                      .labels(f.labels())
+                      .build())
+              .build());
     }
     return new MetricSnapshots(out);
   }

@@ -68,8 +68,14 @@ public final class SchedText {
         long[] counts = h.counts();
         for (int i = 0; i < counts.length; i++) {
           if (counts[i] != 0) {
-            b.append(name).append("{bucket=[").append(number(bounds[i])).append(',')
-                .append(number(bounds[i + 1])).append(")} ").append(counts[i]).append('\n');
+            b.append(name)
+                .append("{bucket=[")
+                .append(number(bounds[i]))
+                .append(',')
+                .append(number(bounds[i + 1]))
+                .append(")} ")
+                .append(counts[i])
+                .append('\n');
           }
         }
       }
@@ -136,8 +142,13 @@ public final class SchedText {
       }
       b.append('\n');
       for (StackTraceElement f : stacks.get(e.getKey())) {
-        b.append("#\t").append(f.getClassName()).append('.').append(f.getMethodName())
-            .append('\t').append(location(f)).append('\n');
+        b.append("#\t")
+            .append(f.getClassName())
+            .append('.')
+            .append(f.getMethodName())
+            .append('\t')
+            .append(location(f))
+            .append('\n');
       }
       b.append('\n');
     }
@@ -154,8 +165,12 @@ public final class SchedText {
       }
       b.append("]:\n");
       for (StackTraceElement f : stack(g)) {
-        b.append(f.getClassName()).append('.').append(f.getMethodName()).append("(...)\n\t")
-            .append(location(f)).append('\n');
+        b.append(f.getClassName())
+            .append('.')
+            .append(f.getMethodName())
+            .append("(...)\n\t")
+            .append(location(f))
+            .append('\n');
       }
       b.append('\n');
     }

@@ -157,7 +157,8 @@ final class Scheduler implements SchedulerMXBean {
   @Override
   public long[] getRunqueueLocal() {
     return reader.values().get("/sched/runqueue/local:goroutines") instanceof long[] a
-        ? a.clone() : new long[0];
+        ? a.clone()
+        : new long[0];
   }
 
   @Override

@@ -25,8 +25,10 @@ class GmpJmxTest {
     try {
       MBeanServer server = ManagementFactory.getPlatformMBeanServer();
       ObjectName name = new ObjectName(GmpJmx.OBJECT_NAME);
-      Set<String> attributes = Arrays.stream(server.getMBeanInfo(name).getAttributes())
-          .map(MBeanAttributeInfo::getName).collect(Collectors.toSet());
+      Set<String> attributes =
+          Arrays.stream(server.getMBeanInfo(name).getAttributes())
+              .map(MBeanAttributeInfo::getName)
+              .collect(Collectors.toSet());
       for (MetricDescription d : Gmp.describeMetrics()) {
         String a = MetricNames.of(d).attributeName();
         if (d.kind() == Kind.HISTOGRAM) {
@@ -37,8 +39,7 @@ class GmpJmxTest {
       }
       assertEquals((long) Gmp.gomaxprocs(), server.getAttribute(name, "Gomaxprocs"));
       assertTrue(((String) server.getAttribute(name, "Schedtrace")).startsWith("SCHED "));
-      assertTrue(((long[]) server.getAttribute(name, "RunqueueLocal")).length
-          == Gmp.gomaxprocs());
+      assertTrue(((long[]) server.getAttribute(name, "RunqueueLocal")).length == Gmp.gomaxprocs());
     } finally {
       assertTrue(GmpJmx.unregister());
     }

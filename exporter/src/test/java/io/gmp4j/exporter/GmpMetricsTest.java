@@ -37,8 +37,10 @@ class GmpMetricsTest {
     }
     assertEquals(Gmp.gomaxprocs(), registry.get("gmp.sched.gomaxprocs").gauge().value());
     assertEquals("threads", registry.get("gmp.sched.gomaxprocs").gauge().getId().getBaseUnit());
-    assertEquals(Gmp.gomaxprocs(),
-        registry.get("gmp.sched.runqueue.local").gauges().size(), "one gauge per P");
+    assertEquals(
+        Gmp.gomaxprocs(),
+        registry.get("gmp.sched.runqueue.local").gauges().size(),
+        "one gauge per P");
     assertNotNull(registry.get("gmp.sched.runqueue.local").tag("p", "0").gauge());
     FunctionTimer latencies = registry.get("gmp.sched.latencies").functionTimer();
 
@@ -50,8 +52,10 @@ class GmpMetricsTest {
     try {
       awaitAtLeast(() -> created.count(), createdBefore + N, "goroutines created");
       awaitAtLeast(() -> live.value(), liveBefore + N, "live goroutines");
-      awaitAtLeast(() -> registry.get("gmp.sched.goroutines").tag("state", "waiting").gauge()
-          .value(), N, "waiting goroutines");
+      awaitAtLeast(
+          () -> registry.get("gmp.sched.goroutines").tag("state", "waiting").gauge().value(),
+          N,
+          "waiting goroutines");
       assertTrue(latencies.count() > 0, "latency samples: " + latencies.count());
       assertTrue(latencies.totalTime(java.util.concurrent.TimeUnit.SECONDS) > 0);
     } finally {
@@ -76,21 +80,22 @@ class GmpMetricsTest {
         release.countDown();
         joinAll(gs);
       }
-      for (String expected : List.of(
-          "# TYPE gmp_sched_latencies_seconds histogram",
-          "gmp_sched_latencies_seconds_bucket{app=\"prom\",le=\"6.4E-8\"}",
-          "gmp_sched_latencies_seconds_bucket{app=\"prom\",le=\"+Inf\"}",
-          "gmp_sched_latencies_seconds_count{app=\"prom\"}",
-          "gmp_sched_latencies_seconds_sum{app=\"prom\"}",
-          "gmp_sched_pauses_total_other_seconds_count{app=\"prom\"}",
-          "# TYPE gmp_sched_goroutines_created_goroutines_total counter",
-          "gmp_sched_goroutines{app=\"prom\",state=\"waiting\"}",
-          "gmp_sched_goroutines{app=\"prom\",state=\"not-in-go\"}",
-          "gmp_sched_goroutines_live_goroutines{app=\"prom\"}",
-          "gmp_sched_gomaxprocs_threads{app=\"prom\"} " + Gmp.gomaxprocs() + ".0",
-          "gmp_sched_runqueue_local_goroutines{app=\"prom\",p=\"0\"}",
-          "gmp_sched_steals_total{app=\"prom\"}",
-          "gmp_sched_threads_live_threads{app=\"prom\"}")) {
+      for (String expected :
+          List.of(
+              "# TYPE gmp_sched_latencies_seconds histogram",
+              "gmp_sched_latencies_seconds_bucket{app=\"prom\",le=\"6.4E-8\"}",
+              "gmp_sched_latencies_seconds_bucket{app=\"prom\",le=\"+Inf\"}",
+              "gmp_sched_latencies_seconds_count{app=\"prom\"}",
+              "gmp_sched_latencies_seconds_sum{app=\"prom\"}",
+              "gmp_sched_pauses_total_other_seconds_count{app=\"prom\"}",
+              "# TYPE gmp_sched_goroutines_created_goroutines_total counter",
+              "gmp_sched_goroutines{app=\"prom\",state=\"waiting\"}",
+              "gmp_sched_goroutines{app=\"prom\",state=\"not-in-go\"}",
+              "gmp_sched_goroutines_live_goroutines{app=\"prom\"}",
+              "gmp_sched_gomaxprocs_threads{app=\"prom\"} " + Gmp.gomaxprocs() + ".0",
+              "gmp_sched_runqueue_local_goroutines{app=\"prom\",p=\"0\"}",
+              "gmp_sched_steals_total{app=\"prom\"}",
+              "gmp_sched_threads_live_threads{app=\"prom\"}")) {
         assertTrue(text.contains(expected), () -> "missing " + expected + " in\n" + text);
       }
       double live = sample(text, "gmp_sched_goroutines_live_goroutines{app=\"prom\"}");
@@ -101,7 +106,8 @@ class GmpMetricsTest {
       // Go samples one transition in 8 (gTrackingPeriod), so N starts give about N/8
       assertTrue(count > 0, "latency samples " + count);
     }
-    assertTrue(!registry.scrape().contains("gmp_sched_latencies_seconds_bucket"),
+    assertTrue(
+        !registry.scrape().contains("gmp_sched_latencies_seconds_bucket"),
         "close() unregisters the histograms");
   }
 
@@ -117,13 +123,15 @@ class GmpMetricsTest {
   private static List<Thread> startParked(CountDownLatch release) {
     List<Thread> gs = new ArrayList<>();
     for (int i = 0; i < N; i++) {
-      gs.add(Gmp.go(() -> {
-        try {
-          release.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }));
+      gs.add(
+          Gmp.go(
+              () -> {
+                try {
+                  release.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }));
     }
     return gs;
   }

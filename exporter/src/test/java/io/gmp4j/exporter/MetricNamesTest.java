@@ -28,8 +28,11 @@ class MetricNamesTest {
       String[] row = rows.get(d.name());
       assertTrue(row != null, d.name() + " is missing from README.md");
       MetricNames n = MetricNames.of(d);
-      String meter = n.meterName() + (n.tagKey() == null ? ""
-          : "{" + n.tagKey() + "=" + (n.tagValue() == null ? "<id>" : n.tagValue()) + "}");
+      String meter =
+          n.meterName()
+              + (n.tagKey() == null
+                  ? ""
+                  : "{" + n.tagKey() + "=" + (n.tagValue() == null ? "<id>" : n.tagValue()) + "}");
       assertEquals("`" + meter + "`", row[2].trim(), d.name());
       assertTrue(row[5].trim().startsWith("`" + n.attributeName()), d.name() + ": " + row[5]);
     }

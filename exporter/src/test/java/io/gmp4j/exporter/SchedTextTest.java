@@ -20,24 +20,31 @@ import org.junit.jupiter.api.Timeout;
 class SchedTextTest {
   @Test
   void schedLinesSplitAtTheLastSpace() {
-    List<MetricDescription> ds = List.of(
-        new MetricDescription("/sched/gomaxprocs:threads", "", Kind.GAUGE, true),
-        new MetricDescription("/sched/runqueue/local:goroutines", "", Kind.PER_P, false),
-        new MetricDescription("/sched/latencies:seconds", "", Kind.HISTOGRAM, true));
-    Map<String, Object> values = Map.of(
-        "/sched/gomaxprocs:threads", 2L,
-        "/sched/runqueue/local:goroutines", new long[] {3, 0},
-        "/sched/latencies:seconds", new Float64Histogram(
-            new double[] {Double.NEGATIVE_INFINITY, 0, 2.56e-7, Double.POSITIVE_INFINITY},
-            new long[] {0, 5, 1}));
-    assertEquals("""
+    List<MetricDescription> ds =
+        List.of(
+            new MetricDescription("/sched/gomaxprocs:threads", "", Kind.GAUGE, true),
+            new MetricDescription("/sched/runqueue/local:goroutines", "", Kind.PER_P, false),
+            new MetricDescription("/sched/latencies:seconds", "", Kind.HISTOGRAM, true));
+    Map<String, Object> values =
+        Map.of(
+            "/sched/gomaxprocs:threads",
+            2L,
+            "/sched/runqueue/local:goroutines",
+            new long[] {3, 0},
+            "/sched/latencies:seconds",
+            new Float64Histogram(
+                new double[] {Double.NEGATIVE_INFINITY, 0, 2.56e-7, Double.POSITIVE_INFINITY},
+                new long[] {0, 5, 1}));
+    assertEquals(
+        """
         /sched/gomaxprocs:threads 2
         /sched/runqueue/local:goroutines{p=0} 3
         /sched/runqueue/local:goroutines{p=1} 0
         /sched/latencies:seconds{count} 6
         /sched/latencies:seconds{bucket=[0,2.56e-7)} 5
         /sched/latencies:seconds{bucket=[2.56e-7,+Inf)} 1
-        """, SchedText.metrics(values, ds));
+        """,
+        SchedText.metrics(values, ds));
   }
 
   @Test
@@ -67,9 +74,11 @@ class SchedTextTest {
     try {
       String grouped = "";
       long deadline = System.nanoTime() + 10_000_000_000L;
-      Pattern header = Pattern.compile("(?m)^5 @ \\[[^\\]]+\\].*: goroutine( [0-9]+){5}\\n"
-          + "(#\\t.*\\n)*#\\tio.gmp4j.exporter.SchedTextTest.parkHereForSchedTextTest\\t"
-          + "SchedTextTest.java:[0-9]+\\n");
+      Pattern header =
+          Pattern.compile(
+              "(?m)^5 @ \\[[^\\]]+\\].*: goroutine( [0-9]+){5}\\n"
+                  + "(#\\t.*\\n)*#\\tio.gmp4j.exporter.SchedTextTest.parkHereForSchedTextTest\\t"
+                  + "SchedTextTest.java:[0-9]+\\n");
       while (!header.matcher(grouped).find()) {
         if (System.nanoTime() > deadline) {
           throw new AssertionError(grouped + "\n" + Gmp.schedtrace(true));
@@ -83,9 +92,16 @@ class SchedTextTest {
       String each = SchedText.goroutines(all);
       for (Thread t : gs) {
         long goid = all.stream().filter(g -> g.thread() == t).findFirst().orElseThrow().goid();
-        assertTrue(Pattern.compile("(?m)^goroutine " + goid + " \\[[^\\]]+]:\\n(.*\\n)*?"
-            + "io.gmp4j.exporter.SchedTextTest.parkHereForSchedTextTest\\(...\\)\\n"
-            + "\\tSchedTextTest.java:[0-9]+\\n").matcher(each).find(), each);
+        assertTrue(
+            Pattern.compile(
+                    "(?m)^goroutine "
+                        + goid
+                        + " \\[[^\\]]+]:\\n(.*\\n)*?"
+                        + "io.gmp4j.exporter.SchedTextTest.parkHereForSchedTextTest\\(...\\)\\n"
+                        + "\\tSchedTextTest.java:[0-9]+\\n")
+                .matcher(each)
+                .find(),
+            each);
       }
     } finally {
       release.countDown();

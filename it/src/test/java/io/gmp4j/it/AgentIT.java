@@ -53,9 +53,16 @@ class AgentIT {
    */
   @Test
   void childOfCustomSchedulerKeepsItsScheduler() throws Exception {
-    ChildJvm.Result r = ChildJvm.run(List.of("-Xverify:all", "-javaagent:" + ChildJvm.AGENT,
-        "--add-opens", "java.base/java.lang=ALL-UNNAMED"), Map.of(), CustomSchedulerChild.class,
-        LIMIT);
+    ChildJvm.Result r =
+        ChildJvm.run(
+            List.of(
+                "-Xverify:all",
+                "-javaagent:" + ChildJvm.AGENT,
+                "--add-opens",
+                "java.base/java.lang=ALL-UNNAMED"),
+            Map.of(),
+            CustomSchedulerChild.class,
+            LIMIT);
     assertEquals(0, r.exit(), r.toString());
     assertEquals("true", r.value("done"), r.toString());
     assertEquals("custom-carrier", r.value("parent"), r.toString());
@@ -68,60 +75,82 @@ class AgentIT {
 
   @Test
   void schedtraceOptionPrintsGoLines() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("schedtrace=50,scheddetail=1", Unmodified.class,
-        LIMIT);
+    ChildJvm.Result r = ChildJvm.withAgent("schedtrace=50,scheddetail=1", Unmodified.class, LIMIT);
     assertEquals(0, r.exit(), r.toString());
-    assertTrue(Pattern.compile("(?m)^SCHED \\d+ms: gomaxprocs=\\d+ idleprocs=\\d+ threads=\\d+ "
-        + "spinningthreads=\\d+ needspinning=\\d idlethreads=\\d+ runqueue=\\d+ gcwaiting=")
-        .matcher(r.err()).find(), r.toString());
+    assertTrue(
+        Pattern.compile(
+                "(?m)^SCHED \\d+ms: gomaxprocs=\\d+ idleprocs=\\d+ threads=\\d+ "
+                    + "spinningthreads=\\d+ needspinning=\\d idlethreads=\\d+ runqueue=\\d+ gcwaiting=")
+            .matcher(r.err())
+            .find(),
+        r.toString());
     assertTrue(Pattern.compile("(?m)^  P0: status=\\d").matcher(r.err()).find(), r.toString());
   }
 
   @Test
   void gmpdebugSchedtraceWithoutDetail() throws Exception {
-    ChildJvm.Result r = ChildJvm.run(List.of("-javaagent:" + ChildJvm.AGENT),
-        Map.of("GMPDEBUG", "schedtrace=50"), Unmodified.class, LIMIT);
+    ChildJvm.Result r =
+        ChildJvm.run(
+            List.of("-javaagent:" + ChildJvm.AGENT),
+            Map.of("GMPDEBUG", "schedtrace=50"),
+            Unmodified.class,
+            LIMIT);
     assertEquals(0, r.exit(), r.toString());
-    assertTrue(Pattern.compile("(?m)^SCHED \\d+ms: gomaxprocs=\\d+ .* schedticks=\\[ [0-9 ]+\\]$")
-        .matcher(r.err()).find(), r.toString());
+    assertTrue(
+        Pattern.compile("(?m)^SCHED \\d+ms: gomaxprocs=\\d+ .* schedticks=\\[ [0-9 ]+\\]$")
+            .matcher(r.err())
+            .find(),
+        r.toString());
   }
 
   /** The JDK's scheduler settings mean something under gmp4j, and one line says what. */
   @Test
   void jdkSchedulerSettingsAreMappedWithOneLine() throws Exception {
-    ChildJvm.Result r = ChildJvm.run(List.of("-Xverify:all",
-        "-Djdk.virtualThreadScheduler.parallelism=1", "-Djdk.virtualThreadScheduler.maxPoolSize=7",
-        "-javaagent:" + ChildJvm.AGENT + "=schedtrace=50"), Map.of(), Unmodified.class, LIMIT);
+    ChildJvm.Result r =
+        ChildJvm.run(
+            List.of(
+                "-Xverify:all",
+                "-Djdk.virtualThreadScheduler.parallelism=1",
+                "-Djdk.virtualThreadScheduler.maxPoolSize=7",
+                "-javaagent:" + ChildJvm.AGENT + "=schedtrace=50"),
+            Map.of(),
+            Unmodified.class,
+            LIMIT);
     assertEquals(0, r.exit(), r.toString());
     assertEquals("true", r.value("done"), r.toString());
     List<String> lines = r.err().lines().filter(l -> l.startsWith("gmp4j:")).toList();
-    assertEquals(List.of("gmp4j: -Djdk.virtualThreadScheduler.maxPoolSize=7 is taken as"
-        + " maxthreads=8 (7 carriers and sysmon), maxthreads.exceeded=queue;"
-        + " -Djdk.virtualThreadScheduler.parallelism=1 is taken as gomaxprocs=1"), lines,
+    assertEquals(
+        List.of(
+            "gmp4j: -Djdk.virtualThreadScheduler.maxPoolSize=7 is taken as"
+                + " maxthreads=8 (7 carriers and sysmon), maxthreads.exceeded=queue;"
+                + " -Djdk.virtualThreadScheduler.parallelism=1 is taken as gomaxprocs=1"),
+        lines,
         r.toString());
-    assertTrue(Pattern.compile("(?m)^SCHED \\d+ms: gomaxprocs=1 ").matcher(r.err()).find(),
-        r.toString());
+    assertTrue(
+        Pattern.compile("(?m)^SCHED \\d+ms: gomaxprocs=1 ").matcher(r.err()).find(), r.toString());
     assertTrue(r.value("executor").startsWith("gmp-m"), r.toString());
   }
 
   /** Fail open: one line naming the problem, and the program still runs, on the JDK's pool. */
   @ParameterizedTest
-  @CsvSource(delimiter = '|', value = {
-      "foo=1|           |                  |foo",
-      "timeslice=abc|   |                  |abc",
-      "gomaxprocs=0|    |                  |gomaxprocs",
-      "schedtrace=-1|   |                  |schedtrace",
-      "preempt.handoff=fast| |               |fast",
-      "|                -Dgmp.timeslice=xyz|  |xyz",
-      "|                |                  GMPDEBUG=bogus|bogus",
-  })
-  void badOptionPrintsOneLineAndTheProgramRuns(String agentOpts, String sysprop, String env,
-      String named) throws Exception {
-    String agent = "-javaagent:" + ChildJvm.AGENT
-        + (agentOpts == null ? "" : "=" + agentOpts.trim());
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "foo=1|           |                  |foo",
+        "timeslice=abc|   |                  |abc",
+        "gomaxprocs=0|    |                  |gomaxprocs",
+        "schedtrace=-1|   |                  |schedtrace",
+        "preempt.handoff=fast| |               |fast",
+        "|                -Dgmp.timeslice=xyz|  |xyz",
+        "|                |                  GMPDEBUG=bogus|bogus",
+      })
+  void badOptionPrintsOneLineAndTheProgramRuns(
+      String agentOpts, String sysprop, String env, String named) throws Exception {
+    String agent =
+        "-javaagent:" + ChildJvm.AGENT + (agentOpts == null ? "" : "=" + agentOpts.trim());
     List<String> jvm = sysprop == null ? List.of(agent) : List.of(sysprop.trim(), agent);
-    Map<String, String> envs = env == null ? Map.of()
-        : Map.of(env.trim().split("=")[0], env.trim().split("=", 2)[1]);
+    Map<String, String> envs =
+        env == null ? Map.of() : Map.of(env.trim().split("=")[0], env.trim().split("=", 2)[1]);
     ChildJvm.Result r = ChildJvm.run(jvm, envs, Unmodified.class, LIMIT);
     assertEquals(0, r.exit(), r.toString());
     assertEquals("true", r.value("done"), r.toString());

@@ -42,7 +42,9 @@ class AttachErrorsIT {
     dir = Files.createTempDirectory("gmp4j-attach-errors");
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
     sleeper = dir.resolve("Sleeper.java");
-    Files.writeString(sleeper, """
+    Files.writeString(
+        sleeper,
+        """
         public class Sleeper {
           public static void main(String[] args) throws Exception {
             System.out.println("up");
@@ -79,8 +81,7 @@ class AttachErrorsIT {
     assertEquals(2, r.exit(), r.toString());
     List<String> lines = r.err().lines().toList();
     assertEquals(1, lines.size(), r.toString());
-    assertTrue(lines.get(0).startsWith("gmp4j: ") && lines.get(0).contains(expected),
-        r.toString());
+    assertTrue(lines.get(0).startsWith("gmp4j: ") && lines.get(0).contains(expected), r.toString());
   }
 
   @Test
@@ -103,18 +104,19 @@ class AttachErrorsIT {
   void jdk17IsRefusedByVersion() throws Exception {
     Assumptions.assumeTrue(Files.isExecutable(JDK17), "no JDK 17 at " + JDK17);
     try (LiveChild c = sleeper(List.of(), JDK17.toString())) {
-      assertRefused(LiveChild.gmp4j(STEP, "attach", Long.toString(c.pid())),
-          "gmp4j needs JDK 25 or newer");
+      assertRefused(
+          LiveChild.gmp4j(STEP, "attach", Long.toString(c.pid())), "gmp4j needs JDK 25 or newer");
       LiveChild.Run list = LiveChild.gmp4j(STEP, "list");
-      assertTrue(row(list, c.pid()).matches(c.pid() + "\\s+17\\.\\S+\\s+- \\(needs JDK 25\\).*"),
+      assertTrue(
+          row(list, c.pid()).matches(c.pid() + "\\s+17\\.\\S+\\s+- \\(needs JDK 25\\).*"),
           list.toString());
     }
   }
 
   @Test
   void disabledAttachMechanismIsRefused() throws Exception {
-    try (LiveChild c = sleeper(List.of(), ChildJvm.JAVA.toString(),
-        "-XX:+DisableAttachMechanism")) {
+    try (LiveChild c =
+        sleeper(List.of(), ChildJvm.JAVA.toString(), "-XX:+DisableAttachMechanism")) {
       assertRefused(LiveChild.gmp4j(STEP, "attach", Long.toString(c.pid())), "refuses attach");
       LiveChild.Run list = LiveChild.gmp4j(STEP, "list");
       assertTrue(row(list, c.pid()).contains("? (refuses attach)"), list.toString());
@@ -123,13 +125,17 @@ class AttachErrorsIT {
 
   @Test
   void anotherUsersJvmIsRefused() throws Exception {
-    Assumptions.assumeTrue(System.getProperty("user.name").equals("root"),
+    Assumptions.assumeTrue(
+        System.getProperty("user.name").equals("root"),
         "needs root to start a JVM as another user (setpriv)");
     Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/setpriv")), "no setpriv");
-    try (LiveChild c = sleeper(List.of("/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-        "--clear-groups"), ChildJvm.JAVA.toString())) {
+    try (LiveChild c =
+        sleeper(
+            List.of("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"),
+            ChildJvm.JAVA.toString())) {
       long jvm = javaChild(c);
-      assertRefused(LiveChild.gmp4j(STEP, "attach", Long.toString(jvm)),
+      assertRefused(
+          LiveChild.gmp4j(STEP, "attach", Long.toString(jvm)),
           "belongs to user nobody, and gmp4j runs as root");
       LiveChild.Run list = LiveChild.gmp4j(STEP, "list");
       assertTrue(row(list, jvm).contains("? (user nobody)"), list.toString());
@@ -143,7 +149,10 @@ class AttachErrorsIT {
 
   private static String row(LiveChild.Run list, long pid) {
     assertEquals(0, list.exit(), list.toString());
-    return list.out().lines().filter(l -> l.startsWith(pid + " ")).findFirst()
+    return list.out()
+        .lines()
+        .filter(l -> l.startsWith(pid + " "))
+        .findFirst()
         .orElseThrow(() -> new AssertionError("pid " + pid + " not listed\n" + list));
   }
 }

@@ -34,26 +34,37 @@ class AttachIT {
 
   @Test
   void attachUnderLoadTimeSlicesTheHogAndTakesLiveOptions() throws Exception {
-    try (LiveChild app = LiveChild.java(List.of("-Xverify:all"), Map.of(),
-        AttachWorkload.class, "1500")) {
+    try (LiveChild app =
+        LiveChild.java(List.of("-Xverify:all"), Map.of(), AttachWorkload.class, "1500")) {
       app.awaitOut(l -> l.startsWith("ready"), STEP);
 
-      LiveChild.Run first = LiveChild.gmp4j(STEP, "attach", Long.toString(app.pid()),
-          "gomaxprocs=1,preempt.handoff=200ms");
+      LiveChild.Run first =
+          LiveChild.gmp4j(
+              STEP, "attach", Long.toString(app.pid()), "gomaxprocs=1,preempt.handoff=200ms");
       System.out.println("AttachIT first attach:\n" + first.out());
       assertEquals(0, first.exit(), first + "\n" + app);
       assertTrue(first.out().contains("gmp4j: installed by attach"), first.toString());
       assertTrue(first.out().contains("JEP 451"), first.toString());
-      Matcher m = Pattern.compile("gmp4j: retransform: (\\d+) class(?:es)? loaded before the"
-          + " attach, in \\d+ ms: (\\d+) given polls").matcher(first.out());
+      Matcher m =
+          Pattern.compile(
+                  "gmp4j: retransform: (\\d+) class(?:es)? loaded before the"
+                      + " attach, in \\d+ ms: (\\d+) given polls")
+              .matcher(first.out());
       assertTrue(m.find(), first.toString());
       assertTrue(Integer.parseInt(m.group(2)) >= 1, first.toString());
-      assertTrue(app.err().contains("WARNING: A Java agent has been loaded dynamically"),
-          app.toString());
+      assertTrue(
+          app.err().contains("WARNING: A Java agent has been loaded dynamically"), app.toString());
 
       String hog = app.awaitOut(l -> l.startsWith("hog_done"), STEP);
-      System.out.println("AttachIT: " + hog + "; " + app.out().lines()
-          .filter(l -> l.startsWith("carrier=")).findFirst().orElse("carrier=?"));
+      System.out.println(
+          "AttachIT: "
+              + hog
+              + "; "
+              + app.out()
+                  .lines()
+                  .filter(l -> l.startsWith("carrier="))
+                  .findFirst()
+                  .orElse("carrier=?"));
       assertTrue(app.out().contains("carrier=gmp-m"), app.toString());
       long ticks = field(hog, "ticks");
       // At one P, without time slicing the sleeper never wakes while the hog runs (1.5 s). With
@@ -61,24 +72,28 @@ class AttachIT {
       assertTrue(ticks >= 10, hog + "\n" + app);
       assertTrue(field(hog, "honored") >= 10, hog + "\n" + app);
       assertEquals(0, field(hog, "handoffs"), hog + "\n" + app);
-      assertTrue(app.err().lines().noneMatch(l -> ChildJvm.HANDOFF_REPORT.matcher(l).matches()),
+      assertTrue(
+          app.err().lines().noneMatch(l -> ChildJvm.HANDOFF_REPORT.matcher(l).matches()),
           app.toString());
 
-      LiveChild.Run second = LiveChild.gmp4j(STEP, "attach", Long.toString(app.pid()),
-          "schedtrace=100");
+      LiveChild.Run second =
+          LiveChild.gmp4j(STEP, "attach", Long.toString(app.pid()), "schedtrace=100");
       System.out.println("AttachIT second attach:\n" + second.out());
       assertEquals(0, second.exit(), second + "\n" + app);
       assertTrue(second.out().contains("applied live: schedtrace=100 (was 0)"), second.toString());
-      app.awaitErr(l -> l.startsWith("SCHED ") && l.contains("gomaxprocs=1"),
-          Duration.ofSeconds(5));
+      app.awaitErr(
+          l -> l.startsWith("SCHED ") && l.contains("gomaxprocs=1"), Duration.ofSeconds(5));
 
-      LiveChild.Run refused = LiveChild.gmp4j(STEP, "attach", Long.toString(app.pid()),
-          "preempt.include=com.acme.*,scheddetail=1");
+      LiveChild.Run refused =
+          LiveChild.gmp4j(
+              STEP, "attach", Long.toString(app.pid()), "preempt.include=com.acme.*,scheddetail=1");
       assertEquals(1, refused.exit(), refused.toString());
-      assertTrue(refused.out().contains("applied live: scheddetail=1 (was 0)"),
+      assertTrue(refused.out().contains("applied live: scheddetail=1 (was 0)"), refused.toString());
+      assertTrue(
+          refused
+              .out()
+              .contains("gmp4j: refused preempt.include: it takes effect only at" + " start"),
           refused.toString());
-      assertTrue(refused.out().contains("gmp4j: refused preempt.include: it takes effect only at"
-          + " start"), refused.toString());
 
       app.send("finish");
       assertEquals(0, app.waitFor(STEP), app.toString());
@@ -101,7 +116,10 @@ class AttachIT {
 
   /** The value of the stdout line {@code key=value}. */
   static String value(String out, String key) {
-    return out.lines().filter(l -> l.startsWith(key + "=")).map(l -> l.substring(key.length() + 1))
-        .findFirst().orElseThrow(() -> new AssertionError("no " + key + "= in\n" + out));
+    return out.lines()
+        .filter(l -> l.startsWith(key + "="))
+        .map(l -> l.substring(key.length() + 1))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + key + "= in\n" + out));
   }
 }

@@ -36,8 +36,10 @@ final class ChildJvm {
       List.of("GMPDEBUG", "GOMAXPROCS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS");
 
   /** The agent jar under test: agent/target/gmp4j-agent.jar, passed in by failsafe. */
-  static final Path AGENT = Path.of(System.getProperty("gmp.agent.jar",
-      "../agent/target/gmp4j-agent.jar")).toAbsolutePath().normalize();
+  static final Path AGENT =
+      Path.of(System.getProperty("gmp.agent.jar", "../agent/target/gmp4j-agent.jar"))
+          .toAbsolutePath()
+          .normalize();
 
   static final Path JAVA = Path.of(System.getProperty("java.home"), "bin", "java");
 
@@ -52,14 +54,19 @@ final class ChildJvm {
    * java.lang.VirtualThread.parkNanos <- ... Thread.sleepNanos)}, a G caught inside its own
    * park. Tests about other lines leave these out; HogHandoffIT and ChildJvmTest test them.
    */
-  static final Pattern HANDOFF_REPORT = Pattern.compile("gmp4j: (goroutine \\d+ (ignored"
-      + " preemption|blocked its thread while pinned) for |\\d+ more goroutines? ignored"
-      + " preemption in the last ).*");
+  static final Pattern HANDOFF_REPORT =
+      Pattern.compile(
+          "gmp4j: (goroutine \\d+ (ignored"
+              + " preemption|blocked its thread while pinned) for |\\d+ more goroutines? ignored"
+              + " preemption in the last ).*");
 
   /** The {@code gmp4j:} lines of {@code output}, less hand-off reports ({@link #HANDOFF_REPORT}). */
   static List<String> notes(String output) {
-    return output.lines().filter(l -> l.startsWith("gmp4j:"))
-        .filter(l -> !HANDOFF_REPORT.matcher(l).matches()).toList();
+    return output
+        .lines()
+        .filter(l -> l.startsWith("gmp4j:"))
+        .filter(l -> !HANDOFF_REPORT.matcher(l).matches())
+        .toList();
   }
 
   /**
@@ -69,9 +76,14 @@ final class ChildJvm {
   record Result(int exit, String out, String err, boolean timedOut, List<String> leftFiles) {
     @Override
     public String toString() {
-      return "exit=" + exit + (timedOut ? " (killed at the deadline)" : "")
+      return "exit="
+          + exit
+          + (timedOut ? " (killed at the deadline)" : "")
           + (leftFiles.isEmpty() ? "" : " left in its temporary folder: " + leftFiles)
-          + "\n--- stdout ---\n" + out + "--- stderr ---\n" + err;
+          + "\n--- stdout ---\n"
+          + out
+          + "--- stderr ---\n"
+          + err;
     }
 
     /** The {@code gmp4j:} lines of stderr, less sysmon's hand-off reports (see {@link #notes}). */
@@ -99,15 +111,18 @@ final class ChildJvm {
   /** The {@code -javaagent:} flag for the agent under test with {@code agentOptions}. */
   static String javaagent(String agentOptions) {
     if (!Files.isRegularFile(AGENT)) {
-      throw new IllegalStateException("agent jar not found at " + AGENT
-          + "; build it first: ./mvn25 -q package -DskipTests -pl agent -am");
+      throw new IllegalStateException(
+          "agent jar not found at "
+              + AGENT
+              + "; build it first: ./mvn25 -q package -DskipTests -pl agent -am");
     }
     return "-javaagent:" + AGENT + (agentOptions.isEmpty() ? "" : "=" + agentOptions);
   }
 
   /** Runs {@code app} with the given JVM flags and extra environment. */
-  static Result run(List<String> jvmArgs, Map<String, String> env, Class<?> app,
-      Duration timeout, String... args) throws IOException, InterruptedException {
+  static Result run(
+      List<String> jvmArgs, Map<String, String> env, Class<?> app, Duration timeout, String... args)
+      throws IOException, InterruptedException {
     return run(List.of(), jvmArgs, env, app, timeout, args);
   }
 
@@ -115,8 +130,14 @@ final class ChildJvm {
    * Runs {@code app} as {@link #run(List, Map, Class, Duration, String...)} does, with the
    * command after {@code prefix} (for example {@code taskset -c 0}).
    */
-  static Result run(List<String> prefix, List<String> jvmArgs, Map<String, String> env,
-      Class<?> app, Duration timeout, String... args) throws IOException, InterruptedException {
+  static Result run(
+      List<String> prefix,
+      List<String> jvmArgs,
+      Map<String, String> env,
+      Class<?> app,
+      Duration timeout,
+      String... args)
+      throws IOException, InterruptedException {
     // The child's own temporary folder: what it leaves there (the agent's runtime jar, an app's
     // FIFO) is reported, and deleted with the folder even when the child was killed. Its output
     // files go in another folder, so that they are not reported as left behind.
@@ -130,8 +151,15 @@ final class ChildJvm {
     }
   }
 
-  private static Result run(List<String> prefix, List<String> jvmArgs, Map<String, String> env,
-      Class<?> app, Duration timeout, Path tmp, Path outDir, String... args)
+  private static Result run(
+      List<String> prefix,
+      List<String> jvmArgs,
+      Map<String, String> env,
+      Class<?> app,
+      Duration timeout,
+      Path tmp,
+      Path outDir,
+      String... args)
       throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>(prefix);
     cmd.add(JAVA.toString());
@@ -162,8 +190,12 @@ final class ChildJvm {
     String err = Files.readString(errFile, StandardCharsets.UTF_8);
     List<String> left;
     try (Stream<Path> files = Files.walk(tmp)) {
-      left = files.filter(f -> !f.equals(tmp)).map(f -> tmp.relativize(f).toString()).sorted()
-          .toList();
+      left =
+          files
+              .filter(f -> !f.equals(tmp))
+              .map(f -> tmp.relativize(f).toString())
+              .sorted()
+              .toList();
     }
     return new Result(done ? p.exitValue() : -1, out, err, !done, left);
   }
@@ -178,17 +210,20 @@ final class ChildJvm {
 
   /** Copies {@code in} into {@code sink} on a daemon thread until the child closes it. */
   static Thread drain(InputStream in, ByteArrayOutputStream sink) {
-    return Thread.ofPlatform().daemon().start(() -> {
-      byte[] buf = new byte[8192];
-      try (in) {
-        for (int n; (n = in.read(buf)) > 0; ) {
-          synchronized (sink) {
-            sink.write(buf, 0, n);
-          }
-        }
-      } catch (IOException ignored) {
-        // the child died; what we have is what it said
-      }
-    });
+    return Thread.ofPlatform()
+        .daemon()
+        .start(
+            () -> {
+              byte[] buf = new byte[8192];
+              try (in) {
+                for (int n; (n = in.read(buf)) > 0; ) {
+                  synchronized (sink) {
+                    sink.write(buf, 0, n);
+                  }
+                }
+              } catch (IOException ignored) {
+                // the child died; what we have is what it said
+              }
+            });
   }
 }

@@ -42,35 +42,45 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(120)
 class ExporterIT {
   private static final int PARKED = 20;
-  private static final HttpClient HTTP = HttpClient.newBuilder()
-      .connectTimeout(Duration.ofSeconds(5)).build();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   @Test
   void scrapedOverHttp() throws Exception {
     int port = freePort();
-    List<String> cmd = List.of(ChildJvm.JAVA.toString(), "-Xverify:all",
-        "-javaagent:" + ChildJvm.AGENT + "=exporter.port=" + port,
-        "-cp", System.getProperty("java.class.path"), ExporterApp.class.getName(),
-        Integer.toString(PARKED), "stdin");
+    List<String> cmd =
+        List.of(
+            ChildJvm.JAVA.toString(),
+            "-Xverify:all",
+            "-javaagent:" + ChildJvm.AGENT + "=exporter.port=" + port,
+            "-cp",
+            System.getProperty("java.class.path"),
+            ExporterApp.class.getName(),
+            Integer.toString(PARKED),
+            "stdin");
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     StringBuilder output = new StringBuilder();
     CompletableFuture<Void> ready = new CompletableFuture<>();
-    Thread.ofPlatform().daemon().start(() -> {
-      try (BufferedReader r = new BufferedReader(
-          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line; (line = r.readLine()) != null; ) {
-          synchronized (output) {
-            output.append(line).append('\n');
-          }
-          if (line.equals("ready")) {
-            ready.complete(null);
-          }
-        }
-      } catch (IOException ignored) {
-        // the child died
-      }
-      ready.complete(null);
-    });
+    Thread.ofPlatform()
+        .daemon()
+        .start(
+            () -> {
+              try (BufferedReader r =
+                  new BufferedReader(
+                      new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                  synchronized (output) {
+                    output.append(line).append('\n');
+                  }
+                  if (line.equals("ready")) {
+                    ready.complete(null);
+                  }
+                }
+              } catch (IOException ignored) {
+                // the child died
+              }
+              ready.complete(null);
+            });
     try {
       ready.get(60, TimeUnit.SECONDS);
       String base = "http://127.0.0.1:" + port;
@@ -81,8 +91,10 @@ class ExporterIT {
       Map<String, MetricFamily> metrics = parse(metricsText);
 
       // gauges that do not move agree exactly
-      assertEquals(Double.parseDouble(sched1.get("/sched/gomaxprocs:threads")),
-          gauge(metrics, "gmp_sched_gomaxprocs_threads"), metricsText);
+      assertEquals(
+          Double.parseDouble(sched1.get("/sched/gomaxprocs:threads")),
+          gauge(metrics, "gmp_sched_gomaxprocs_threads"),
+          metricsText);
       // counters: /sched before <= /metrics <= /sched after
       double created = counter(metrics, "gmp_sched_goroutines_created_goroutines_total");
       long c1 = Long.parseLong(sched1.get("/sched/goroutines-created:goroutines"));
@@ -93,34 +105,45 @@ class ExporterIT {
       double live = gauge(metrics, "gmp_sched_goroutines_live_goroutines");
       long l1 = Long.parseLong(sched1.get("/sched/goroutines:goroutines"));
       assertTrue(live >= PARKED && Math.abs(live - l1) <= 10, live + " vs " + l1);
-      assertTrue(byLabel(metrics, "gmp_sched_goroutines", "state").keySet().containsAll(
-          List.of("running", "runnable", "waiting", "not-in-go")), metricsText);
-      assertTrue(byLabel(metrics, "gmp_sched_goroutines", "state").get("waiting") >= PARKED - 5,
+      assertTrue(
+          byLabel(metrics, "gmp_sched_goroutines", "state")
+              .keySet()
+              .containsAll(List.of("running", "runnable", "waiting", "not-in-go")),
           metricsText);
-      assertTrue(byLabel(metrics, "gmp_sched_runqueue_local_goroutines", "p").containsKey("0"),
+      assertTrue(
+          byLabel(metrics, "gmp_sched_goroutines", "state").get("waiting") >= PARKED - 5,
+          metricsText);
+      assertTrue(
+          byLabel(metrics, "gmp_sched_runqueue_local_goroutines", "p").containsKey("0"),
           metricsText);
       // the latency histogram: buckets, count and sum, consistent with /sched
       Histogram h = (Histogram) metrics.get("gmp_sched_latencies_seconds").getMetrics().get(0);
       assertTrue(h.getBuckets().size() >= 7, metricsText);
-      assertEquals(Double.POSITIVE_INFINITY,
-          h.getBuckets().get(h.getBuckets().size() - 1).getUpperBound());
-      assertEquals(h.getSampleCount(),
-          h.getBuckets().get(h.getBuckets().size() - 1).getCumulativeCount());
+      assertEquals(
+          Double.POSITIVE_INFINITY, h.getBuckets().get(h.getBuckets().size() - 1).getUpperBound());
+      assertEquals(
+          h.getSampleCount(), h.getBuckets().get(h.getBuckets().size() - 1).getCumulativeCount());
       long n1 = Long.parseLong(sched1.get("/sched/latencies:seconds{count}"));
       long n2 = Long.parseLong(sched2.get("/sched/latencies:seconds{count}"));
-      assertTrue(n1 <= h.getSampleCount() && h.getSampleCount() <= n2,
+      assertTrue(
+          n1 <= h.getSampleCount() && h.getSampleCount() <= n2,
           n1 + " <= " + h.getSampleCount() + " <= " + n2);
 
       // goroutine dumps: the parked goroutines, grouped, at their frame
       String grouped = get(base + "/debug/goroutines", 200);
-      Matcher m = Pattern.compile("(?m)^(\\d+) @ \\[[^\\]]+\\][^\\n]*: goroutine [0-9 .]+\\n"
-          + "(#\\t[^\\n]*\\n)*#\\texample\\.apps\\.ExporterApp\\.parkHere\\t").matcher(grouped);
+      Matcher m =
+          Pattern.compile(
+                  "(?m)^(\\d+) @ \\[[^\\]]+\\][^\\n]*: goroutine [0-9 .]+\\n"
+                      + "(#\\t[^\\n]*\\n)*#\\texample\\.apps\\.ExporterApp\\.parkHere\\t")
+              .matcher(grouped);
       assertTrue(m.find(), grouped);
       assertEquals(PARKED, Integer.parseInt(m.group(1)), grouped);
       String each = get(base + "/debug/goroutines?debug=2", 200);
-      Matcher g = Pattern.compile("(?m)^goroutine \\d+ \\[[^\\]]+\\]:\\n([^\\n]+\\n\\t[^\\n]+\\n)*?"
-          + "example\\.apps\\.ExporterApp\\.parkHere\\(\\.\\.\\.\\)\\n\\tExporterApp\\.java:\\d+\\n")
-          .matcher(each);
+      Matcher g =
+          Pattern.compile(
+                  "(?m)^goroutine \\d+ \\[[^\\]]+\\]:\\n([^\\n]+\\n\\t[^\\n]+\\n)*?"
+                      + "example\\.apps\\.ExporterApp\\.parkHere\\(\\.\\.\\.\\)\\n\\tExporterApp\\.java:\\d+\\n")
+              .matcher(each);
       int found = 0;
       while (g.find()) {
         found++;
@@ -132,14 +155,20 @@ class ExporterIT {
       assertTrue(get(base + "/debug/schedtrace", 200).lines().count() == 1);
 
       // read-only
-      HttpResponse<String> post = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/metrics"))
-          .POST(HttpRequest.BodyPublishers.ofString("x")).build(),
-          HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> post =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create(base + "/metrics"))
+                  .POST(HttpRequest.BodyPublishers.ofString("x"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       assertEquals(405, post.statusCode());
       assertEquals("GET, HEAD", post.headers().firstValue("Allow").orElse(""));
-      HttpResponse<String> head = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/sched"))
-          .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
-          HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> head =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create(base + "/sched"))
+                  .method("HEAD", HttpRequest.BodyPublishers.noBody())
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       assertEquals(200, head.statusCode());
       assertEquals("", head.body());
       get(base + "/nope", 404);
@@ -161,28 +190,39 @@ class ExporterIT {
   void portInUseIsOneLineAndTheProgramRuns() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       int port = taken.getLocalPort();
-      ChildJvm.Result r = ChildJvm.withAgent("exporter.port=" + port, ExporterApp.class,
-          Duration.ofSeconds(60), "3", "exit");
+      ChildJvm.Result r =
+          ChildJvm.withAgent(
+              "exporter.port=" + port, ExporterApp.class, Duration.ofSeconds(60), "3", "exit");
       assertEquals(0, r.exit(), r.toString());
       assertTrue(r.out().contains("done"), r.toString());
       List<String> lines = r.notes();
-      assertEquals(List.of("gmp4j: exporter: cannot listen on 127.0.0.1:" + port
-          + ": Address already in use; the app keeps running without the endpoint"), lines,
+      assertEquals(
+          List.of(
+              "gmp4j: exporter: cannot listen on 127.0.0.1:"
+                  + port
+                  + ": Address already in use; the app keeps running without the endpoint"),
+          lines,
           r.toString());
     }
   }
 
   @Test
   void badHostIsOneLineAndTheProgramRuns() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent(
-        "exporter.port=" + freePort() + ",exporter.host=no-such-host.invalid", ExporterApp.class,
-        Duration.ofSeconds(60), "3", "exit");
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "exporter.port=" + freePort() + ",exporter.host=no-such-host.invalid",
+            ExporterApp.class,
+            Duration.ofSeconds(60),
+            "3",
+            "exit");
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.out().contains("done"), r.toString());
     List<String> lines = r.notes();
     assertEquals(1, lines.size(), r.toString());
-    assertTrue(lines.get(0).startsWith("gmp4j: exporter: cannot listen on no-such-host.invalid:")
-        && lines.get(0).endsWith("; the app keeps running without the endpoint"), r.toString());
+    assertTrue(
+        lines.get(0).startsWith("gmp4j: exporter: cannot listen on no-such-host.invalid:")
+            && lines.get(0).endsWith("; the app keeps running without the endpoint"),
+        r.toString());
   }
 
   private static int freePort() throws IOException {
@@ -192,8 +232,10 @@ class ExporterIT {
   }
 
   private static String get(String url, int status) throws Exception {
-    HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(url))
-        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+            HttpResponse.BodyHandlers.ofString());
     assertEquals(status, r.statusCode(), url + ": " + r.body());
     return r.body();
   }
@@ -210,8 +252,9 @@ class ExporterIT {
 
   private static Map<String, MetricFamily> parse(String text) throws IOException {
     Map<String, MetricFamily> families = new HashMap<>();
-    TextPrometheusMetricDataParser parser = new TextPrometheusMetricDataParser(
-        new ByteArrayInputStream(text.getBytes(StandardCharsets.UTF_8)));
+    TextPrometheusMetricDataParser parser =
+        new TextPrometheusMetricDataParser(
+            new ByteArrayInputStream(text.getBytes(StandardCharsets.UTF_8)));
     for (MetricFamily f; (f = parser.parse()) != null; ) {
       families.put(f.getName(), f);
     }
@@ -233,8 +276,8 @@ class ExporterIT {
     return f.getMetrics().get(0);
   }
 
-  private static Map<String, Double> byLabel(Map<String, MetricFamily> metrics, String name,
-      String label) {
+  private static Map<String, Double> byLabel(
+      Map<String, MetricFamily> metrics, String name, String label) {
     Map<String, Double> out = new HashMap<>();
     MetricFamily f = metrics.get(name);
     assertTrue(f != null, name + " in " + metrics.keySet());

@@ -37,7 +37,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(180)
 class FlightRecordingIT {
   private static final Duration LIMIT = Duration.ofSeconds(90);
-  private static final String EXCLUDE = "preempt.exclude=" + IgnoresPreemption.Library.class.getName();
+  private static final String EXCLUDE =
+      "preempt.exclude=" + IgnoresPreemption.Library.class.getName();
 
   private Path dir;
 
@@ -74,13 +75,13 @@ class FlightRecordingIT {
         assertTrue(e.getDuration().toMillis() >= 10, "below gmp4j.jfc's threshold: " + e);
       }
     }
-    for (String off : List.of("gmp4j.GoCreate", "gmp4j.GoUnblock", "gmp4j.GoDestroy",
-        "gmp4j.ProcIdle")) {
+    for (String off :
+        List.of("gmp4j.GoCreate", "gmp4j.GoUnblock", "gmp4j.GoDestroy", "gmp4j.ProcIdle")) {
       assertFalse(counts.containsKey(off), off + " is off in gmp4j.jfc: " + counts);
     }
     // default.jfc's own events: start-of-chunk, periodic and the settings it applied
-    for (String jdk : List.of("jdk.JVMInformation", "jdk.CPULoad", "jdk.ActiveSetting",
-        "jdk.GCConfiguration")) {
+    for (String jdk :
+        List.of("jdk.JVMInformation", "jdk.CPULoad", "jdk.ActiveSetting", "jdk.GCConfiguration")) {
       assertTrue(counts.containsKey(jdk), jdk + " missing: " + counts.keySet());
     }
   }
@@ -88,13 +89,21 @@ class FlightRecordingIT {
   @Test
   void jfrDetailSettingsRecordEveryTransition() throws Exception {
     Path rec = dir.resolve("detail.jfr");
-    ChildJvm.Result r = ChildJvm.withAgent("jfr=" + rec + ",jfr.settings=detail",
-        JfrOptionsWorkload.class, LIMIT, "mixed");
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "jfr=" + rec + ",jfr.settings=detail", JfrOptionsWorkload.class, LIMIT, "mixed");
     assertEquals(0, r.exit(), r.toString());
     Map<String, Integer> counts = counts(RecordingFile.readAllEvents(rec));
     System.out.println("FlightRecordingIT jfr=, gmp4j-detail.jfc: " + gmp4j(counts));
-    for (String on : List.of("gmp4j.GoCreate", "gmp4j.GoRun", "gmp4j.GoUnblock",
-        "gmp4j.GoDestroy", "gmp4j.SchedStats", "gmp4j.ProcsChange", "gmp4j.ProcIdle")) {
+    for (String on :
+        List.of(
+            "gmp4j.GoCreate",
+            "gmp4j.GoRun",
+            "gmp4j.GoUnblock",
+            "gmp4j.GoDestroy",
+            "gmp4j.SchedStats",
+            "gmp4j.ProcsChange",
+            "gmp4j.ProcIdle")) {
       assertTrue(counts.getOrDefault(on, 0) >= 1, on + " missing: " + gmp4j(counts));
     }
     assertTrue(counts.containsKey("jdk.JVMInformation"), counts.keySet().toString());
@@ -108,13 +117,16 @@ class FlightRecordingIT {
         InputStream in = jar.getInputStream(jar.getEntry("gmp4j.jfc"))) {
       Files.copy(in, jfc);
     }
-    CompletableFuture<ChildJvm.Result> child = CompletableFuture.supplyAsync(() -> {
-      try {
-        return ChildJvm.withAgent("", JfrOptionsWorkload.class, LIMIT, "attach", dir.toString());
-      } catch (Exception e) {
-        throw new RuntimeException(e);
-      }
-    });
+    CompletableFuture<ChildJvm.Result> child =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return ChildJvm.withAgent(
+                    "", JfrOptionsWorkload.class, LIMIT, "attach", dir.toString());
+              } catch (Exception e) {
+                throw new RuntimeException(e);
+              }
+            });
     Path pidFile = dir.resolve("pid");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (!Files.exists(pidFile) && !child.isDone() && System.nanoTime() < deadline) {
@@ -143,17 +155,26 @@ class FlightRecordingIT {
 
   @Test
   void flightRecorderDumpsTheWindowOnAHogHandoff() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1," + EXCLUDE
-        + ",flightrecorder=10s,flightrecorder.dir=" + dir, JfrOptionsWorkload.class, LIMIT, "hog",
-        dir.toString());
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "gomaxprocs=1," + EXCLUDE + ",flightrecorder=10s,flightrecorder.dir=" + dir,
+            JfrOptionsWorkload.class,
+            LIMIT,
+            "hog",
+            dir.toString());
     assertEquals(0, r.exit(), r.toString());
-    List<String> lines = r.err().lines().filter(l -> l.startsWith("gmp4j: flightrecorder:"))
-        .toList();
+    List<String> lines =
+        r.err().lines().filter(l -> l.startsWith("gmp4j: flightrecorder:")).toList();
     assertEquals(1, lines.size(), r.toString());
     System.out.println("FlightRecordingIT stderr: " + lines.get(0));
-    assertTrue(lines.get(0).matches("gmp4j: flightrecorder: a hog hand-off \\(reason="
-        + "ignoredPreemption p=0 goid=\\d+ .*\\): wrote the last 10s to .*gmp4j-flight-"
-        + "\\d+-[0-9-]+\\.jfr \\(\\d+ bytes\\)"), lines.get(0));
+    assertTrue(
+        lines
+            .get(0)
+            .matches(
+                "gmp4j: flightrecorder: a hog hand-off \\(reason="
+                    + "ignoredPreemption p=0 goid=\\d+ .*\\): wrote the last 10s to .*gmp4j-flight-"
+                    + "\\d+-[0-9-]+\\.jfr \\(\\d+ bytes\\)"),
+        lines.get(0));
     List<Path> dumps;
     try (Stream<Path> s = Files.list(dir)) {
       dumps = s.toList();
@@ -162,57 +183,77 @@ class FlightRecordingIT {
     List<RecordedEvent> events = RecordingFile.readAllEvents(dumps.get(0));
     Map<String, Integer> counts = counts(events);
     System.out.println("FlightRecordingIT flight recorder dump: " + gmp4j(counts));
-    RecordedEvent handoff = events.stream()
-        .filter(e -> e.getEventType().getName().equals("gmp4j.ProcHandoff"))
-        .filter(e -> e.getString("reason").equals("ignoredPreemption")).findFirst()
-        .orElseThrow(() -> new AssertionError("no hog hand-off in the dump: " + counts));
+    RecordedEvent handoff =
+        events.stream()
+            .filter(e -> e.getEventType().getName().equals("gmp4j.ProcHandoff"))
+            .filter(e -> e.getString("reason").equals("ignoredPreemption"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no hog hand-off in the dump: " + counts));
     Instant at = handoff.getStartTime();
-    long runsBefore = events.stream()
-        .filter(e -> e.getEventType().getName().equals("gmp4j.GoRun"))
-        .filter(e -> e.getEndTime().isBefore(at)).count();
+    long runsBefore =
+        events.stream()
+            .filter(e -> e.getEventType().getName().equals("gmp4j.GoRun"))
+            .filter(e -> e.getEndTime().isBefore(at))
+            .count();
     assertTrue(runsBefore >= 10, "GoRun before the hand-off: " + runsBefore + " " + counts);
   }
 
   @Test
   void unwritableFlightRecorderDirIsOneLineAndTheAppRunsOnGmp4j() throws Exception {
     Path notADir = Files.writeString(dir.resolve("file"), "");
-    ChildJvm.Result r = ChildJvm.withAgent("flightrecorder=on,flightrecorder.dir=" + notADir,
-        JfrOptionsWorkload.class, LIMIT, "mixed");
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "flightrecorder=on,flightrecorder.dir=" + notADir,
+            JfrOptionsWorkload.class,
+            LIMIT,
+            "mixed");
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.value("carrier").startsWith("gmp-m"), r.toString());
     // (a loaded machine may add hand-off lines of the workload's own; those are not ours)
-    List<String> lines = r.err().lines().filter(l -> l.startsWith("gmp4j: flightrecorder:"))
-        .toList();
-    assertEquals(List.of("gmp4j: flightrecorder: " + notADir + " is not a writable directory"
-        + " (flightrecorder.dir); no flight recorder, gmp4j and the app run on"), lines,
+    List<String> lines =
+        r.err().lines().filter(l -> l.startsWith("gmp4j: flightrecorder:")).toList();
+    assertEquals(
+        List.of(
+            "gmp4j: flightrecorder: "
+                + notADir
+                + " is not a writable directory"
+                + " (flightrecorder.dir); no flight recorder, gmp4j and the app run on"),
+        lines,
         r.toString());
   }
 
   @Test
   void failedDumpIsOneLineAndTheRecorderAndTheAppRunOn() throws Exception {
     Path gone = Files.createDirectory(dir.resolve("gone"));
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1," + EXCLUDE
-        + ",flightrecorder=10s,flightrecorder.dir=" + gone, JfrOptionsWorkload.class, LIMIT,
-        "hog-nodir", gone.toString());
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "gomaxprocs=1," + EXCLUDE + ",flightrecorder=10s,flightrecorder.dir=" + gone,
+            JfrOptionsWorkload.class,
+            LIMIT,
+            "hog-nodir",
+            gone.toString());
     assertEquals(0, r.exit(), r.toString());
     assertEquals("1", r.value("done"), r.toString());
-    List<String> lines = r.err().lines().filter(l -> l.startsWith("gmp4j: flightrecorder:"))
-        .toList();
+    List<String> lines =
+        r.err().lines().filter(l -> l.startsWith("gmp4j: flightrecorder:")).toList();
     assertEquals(1, lines.size(), r.toString());
     System.out.println("FlightRecordingIT stderr: " + lines.get(0));
-    assertTrue(lines.get(0).contains(": cannot write " + gone + "/gmp4j-flight-")
-        && lines.get(0).endsWith("; the flight recorder keeps recording"), lines.get(0));
+    assertTrue(
+        lines.get(0).contains(": cannot write " + gone + "/gmp4j-flight-")
+            && lines.get(0).endsWith("; the flight recorder keeps recording"),
+        lines.get(0));
   }
 
   @Test
   void badFlightRecorderValueIsOneLineAndTheAppRunsOnTheJdkScheduler() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("flightrecorder=500ms", JfrOptionsWorkload.class, LIMIT,
-        "short");
+    ChildJvm.Result r =
+        ChildJvm.withAgent("flightrecorder=500ms", JfrOptionsWorkload.class, LIMIT, "short");
     assertEquals(0, r.exit(), r.toString());
     assertFalse(r.value("carrier").startsWith("gmp-m"), r.toString());
     List<String> lines = r.err().lines().filter(l -> l.startsWith("gmp4j:")).toList();
     assertEquals(1, lines.size(), r.toString());
-    assertTrue(lines.get(0).startsWith("gmp4j: bad value \"500ms\" for option flightrecorder"),
+    assertTrue(
+        lines.get(0).startsWith("gmp4j: bad value \"500ms\" for option flightrecorder"),
         lines.get(0));
   }
 
@@ -238,11 +279,12 @@ class FlightRecordingIT {
 
   private static Map<String, Integer> gmp4j(Map<String, Integer> counts) {
     Map<String, Integer> out = new TreeMap<>();
-    counts.forEach((k, v) -> {
-      if (k.startsWith("gmp4j.")) {
-        out.put(k, v);
-      }
-    });
+    counts.forEach(
+        (k, v) -> {
+          if (k.startsWith("gmp4j.")) {
+            out.put(k, v);
+          }
+        });
     return out;
   }
 }

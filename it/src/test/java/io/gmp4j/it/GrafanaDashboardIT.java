@@ -30,9 +30,27 @@ class GrafanaDashboardIT {
   static final Path DASHBOARD = Path.of("../exporter/gmp4j-grafana-dashboard.json");
 
   /** PromQL words that are not metric names: aggregation operators and keywords. */
-  private static final Set<String> NOT_METRICS = Set.of("sum", "min", "max", "avg", "count",
-      "group", "stddev", "stdvar", "topk", "bottomk", "quantile", "count_values", "bool",
-      "offset", "and", "or", "unless", "group_left", "group_right");
+  private static final Set<String> NOT_METRICS =
+      Set.of(
+          "sum",
+          "min",
+          "max",
+          "avg",
+          "count",
+          "group",
+          "stddev",
+          "stdvar",
+          "topk",
+          "bottomk",
+          "quantile",
+          "count_values",
+          "bool",
+          "offset",
+          "and",
+          "or",
+          "unless",
+          "group_left",
+          "group_right");
 
   private static final Pattern EXPR =
       Pattern.compile("\"(?:expr|definition)\":\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
@@ -50,8 +68,13 @@ class GrafanaDashboardIT {
     Scrape scrape;
     int exit;
     String output;
-    try (LiveChild child = LiveChild.java(List.of("-Xverify:all",
-        ChildJvm.javaagent("exporter.port=" + port)), Map.of(), ExporterApp.class, "5", "stdin")) {
+    try (LiveChild child =
+        LiveChild.java(
+            List.of("-Xverify:all", ChildJvm.javaagent("exporter.port=" + port)),
+            Map.of(),
+            ExporterApp.class,
+            "5",
+            "stdin")) {
       child.awaitOut("ready"::equals, Duration.ofSeconds(60));
       Thread.sleep(500); // some scheduling events for the latency histogram
       scrape = Scrape.of("http://127.0.0.1:" + port + "/metrics");
@@ -65,17 +88,24 @@ class GrafanaDashboardIT {
       Set<String> names = metricNames(q);
       assertTrue(!names.isEmpty(), "no metric in " + q);
       for (String n : names) {
-        assertTrue(served.contains(n), n + " (in " + q + ") is not in the scrape: " + served
-            + "\n" + output);
+        assertTrue(
+            served.contains(n),
+            n + " (in " + q + ") is not in the scrape: " + served + "\n" + output);
       }
       asked.addAll(names);
     }
     // the issue's panels: states, runnable vs GOMAXPROCS, latency, steals, preemptions,
     // hand-offs, threads
-    for (String n : List.of("gmp_sched_goroutines", "gmp_sched_gomaxprocs_threads",
-        "gmp_sched_latencies_seconds_bucket", "gmp_sched_steals_total",
-        "gmp_sched_preemptions_honored_preemptions_total", "gmp_sched_syscalls_handoffs_total",
-        "gmp_sched_preemptions_handoffs_total", "gmp_sched_threads_live_threads")) {
+    for (String n :
+        List.of(
+            "gmp_sched_goroutines",
+            "gmp_sched_gomaxprocs_threads",
+            "gmp_sched_latencies_seconds_bucket",
+            "gmp_sched_steals_total",
+            "gmp_sched_preemptions_honored_preemptions_total",
+            "gmp_sched_syscalls_handoffs_total",
+            "gmp_sched_preemptions_handoffs_total",
+            "gmp_sched_threads_live_threads")) {
       assertTrue(asked.contains(n), n + " has no panel: " + asked);
     }
     assertEquals(0, exit, output);
@@ -87,10 +117,14 @@ class GrafanaDashboardIT {
    * parenthesis) and {@link #NOT_METRICS}.
    */
   static Set<String> metricNames(String query) {
-    String q = query.replaceAll("\"[^\"]*\"", "\"\"").replaceAll("\\{[^}]*\\}", " ")
-        .replaceAll("\\b(by|without|on|ignoring)\\s*\\([^)]*\\)", " ")
-        .replaceAll("label_values\\(([^,)]+),[^)]*\\)", "($1)") // Grafana's: (metric, label)
-        .replaceAll("\\[[^\\]]*\\]", " ").replaceAll("\\$\\w+", " ");
+    String q =
+        query
+            .replaceAll("\"[^\"]*\"", "\"\"")
+            .replaceAll("\\{[^}]*\\}", " ")
+            .replaceAll("\\b(by|without|on|ignoring)\\s*\\([^)]*\\)", " ")
+            .replaceAll("label_values\\(([^,)]+),[^)]*\\)", "($1)") // Grafana's: (metric, label)
+            .replaceAll("\\[[^\\]]*\\]", " ")
+            .replaceAll("\\$\\w+", " ");
     Set<String> names = new TreeSet<>();
     Matcher m = Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)\\s*(\\()?").matcher(q);
     while (m.find()) {

@@ -29,8 +29,10 @@ class HogHandoffIT {
   /** The hog sits in a class that {@code preempt.exclude} leaves without polls. */
   @Test
   void excludedClassLosesItsPAndIsReported() throws Exception {
-    runAndCheck("gomaxprocs=1,preempt.exclude=" + IgnoresPreemption.Library.class.getName(),
-        "excluded", Pattern.quote(IgnoresPreemption.Library.class.getName()) + "\\.spin\\(");
+    runAndCheck(
+        "gomaxprocs=1,preempt.exclude=" + IgnoresPreemption.Library.class.getName(),
+        "excluded",
+        Pattern.quote(IgnoresPreemption.Library.class.getName()) + "\\.spin\\(");
   }
 
   /** The hog sits in a JDK method, which the agent never instruments. */
@@ -51,18 +53,24 @@ class HogHandoffIT {
    * run says nothing about the hog's report, which is what this test checks; a wrong or
    * missing line for the hog still fails.
    */
-  private static void runAndCheck(String options, String mode, String hogFrame)
-      throws Exception {
+  private static void runAndCheck(String options, String mode, String hogFrame) throws Exception {
     for (int attempt = 1; ; attempt++) {
       ChildJvm.Result r = ChildJvm.withAgent(options, IgnoresPreemption.class, LIMIT, mode);
-      String line = r.err().lines().filter(l -> l.startsWith("gmp4j: goroutine ")).findFirst()
-          .orElse("");
-      boolean tickerFirst = r.exit() == 0 && line.contains("java.lang.Thread.sleep")
-          && !Pattern.compile(hogFrame).matcher(line).find()
-          && r.value("handoffs") != null && Long.parseLong(r.value("handoffs")) >= 2;
+      String line =
+          r.err().lines().filter(l -> l.startsWith("gmp4j: goroutine ")).findFirst().orElse("");
+      boolean tickerFirst =
+          r.exit() == 0
+              && line.contains("java.lang.Thread.sleep")
+              && !Pattern.compile(hogFrame).matcher(line).find()
+              && r.value("handoffs") != null
+              && Long.parseLong(r.value("handoffs")) >= 2;
       if (tickerFirst && attempt < ATTEMPTS) {
-        System.out.println("HogHandoffIT: run " + attempt + " reported the ticker's starved"
-            + " carrier first, running again: " + line);
+        System.out.println(
+            "HogHandoffIT: run "
+                + attempt
+                + " reported the ticker's starved"
+                + " carrier first, running again: "
+                + line);
         continue;
       }
       check(r, hogFrame);
@@ -74,9 +82,10 @@ class HogHandoffIT {
     assertEquals(0, r.exit(), r.toString());
     long hogMs = Long.parseLong(r.value("hog_ms"));
     long ticks = Long.parseLong(r.value("ticks"));
-    System.out.printf("HogHandoffIT: the hog ran %d ms without polls; the other thread's 1 ms"
-        + " sleeps came back %d times meanwhile; handoffs=%s%n", hogMs, ticks,
-        r.value("handoffs"));
+    System.out.printf(
+        "HogHandoffIT: the hog ran %d ms without polls; the other thread's 1 ms"
+            + " sleeps came back %d times meanwhile; handoffs=%s%n",
+        hogMs, ticks, r.value("handoffs"));
     assertTrue(Long.parseLong(r.value("handoffs")) >= 1, r.toString());
     // Without the hand-off: 0 (the ticker waits for the only P). With it, the P is back to
     // work after about 30 ms; a tick costs more than 1 ms, so ask for a quarter.
@@ -88,9 +97,16 @@ class HogHandoffIT {
     // its loop (System.nanoTime, a native method): the sample may land there. What the user
     // needs is the code that ignored preemption, so ask for it as the innermost frame outside
     // the JDK, below any JDK frames it called (in the jdk case the hog is itself a JDK frame).
-    assertTrue(Pattern.matches("gmp4j: goroutine \\d+ ignored preemption for \\d+ms \\(running "
-        + "(?:" + JDK_FRAME + " <- )*" + hogFrame + ".*\\); its P was handed to another M",
-        lines.get(0)), r.toString());
+    assertTrue(
+        Pattern.matches(
+            "gmp4j: goroutine \\d+ ignored preemption for \\d+ms \\(running "
+                + "(?:"
+                + JDK_FRAME
+                + " <- )*"
+                + hogFrame
+                + ".*\\); its P was handed to another M",
+            lines.get(0)),
+        r.toString());
     System.out.println("HogHandoffIT stderr: " + lines.get(0));
   }
 }

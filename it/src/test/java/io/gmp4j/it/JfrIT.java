@@ -76,15 +76,20 @@ class JfrIT {
   }
 
   @Test
-  void recordingReadsBackAsALegalScheduleThatMatchesTheMetrics(@TempDir Path dir)
-      throws Exception {
+  void recordingReadsBackAsALegalScheduleThatMatchesTheMetrics(@TempDir Path dir) throws Exception {
     Path jfc = dir.resolve("gmp4j-all.jfc");
     Files.writeString(jfc, settings());
     Path rec = dir.resolve("workload.jfr");
-    ChildJvm.Result r = ChildJvm.run(List.of("-Xverify:all",
-        "-javaagent:" + ChildJvm.AGENT + "=gomaxprocs=2",
-        "-XX:StartFlightRecording:filename=" + rec + ",settings=" + jfc), Map.of(),
-        JfrWorkload.class, LIMIT, dir.toString());
+    ChildJvm.Result r =
+        ChildJvm.run(
+            List.of(
+                "-Xverify:all",
+                "-javaagent:" + ChildJvm.AGENT + "=gomaxprocs=2",
+                "-XX:StartFlightRecording:filename=" + rec + ",settings=" + jfc),
+            Map.of(),
+            JfrWorkload.class,
+            LIMIT,
+            dir.toString());
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.out().lines().anyMatch("OK"::equals), r.toString());
     List<RecordedEvent> all = RecordingFile.readAllEvents(rec);
@@ -101,26 +106,35 @@ class JfrIT {
 
     String summary = jfrTool("summary", rec.toString());
     assertTrue(summary.contains("gmp4j.GoRun"), summary);
-    System.out.println("JfrIT: jfr summary (types with events)\n" + summary.lines()
-        .filter(l -> !l.matches("\\s*[\\w.]+\\s+0\\s+0\\s*")).collect(Collectors.joining("\n")));
+    System.out.println(
+        "JfrIT: jfr summary (types with events)\n"
+            + summary
+                .lines()
+                .filter(l -> !l.matches("\\s*[\\w.]+\\s+0\\s+0\\s*"))
+                .collect(Collectors.joining("\n")));
     String print = jfrTool("print", "--events", "gmp4j.*", rec.toString());
     for (String type : TYPES.keySet()) {
       assertTrue(print.contains(type + " {"), type + " missing from jfr print");
     }
     String view = jfrTool("view", "gmp4j.GoRun", rec.toString());
     assertTrue(view.contains("Goroutine Run") && view.contains("Scheduling Latency"), view);
-    System.out.println("JfrIT: jfr view gmp4j.GoRun (head)\n"
-        + view.lines().limit(8).collect(Collectors.joining("\n")));
+    System.out.println(
+        "JfrIT: jfr view gmp4j.GoRun (head)\n"
+            + view.lines().limit(8).collect(Collectors.joining("\n")));
 
     checkJmc(rec);
   }
 
   /** A settings file with every gmp4j event and the workload's marks on, nothing else. */
   private static String settings() {
-    StringBuilder sb = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        + "<configuration version=\"2.0\" label=\"JfrIT: every gmp4j event\">\n");
+    StringBuilder sb =
+        new StringBuilder(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                + "<configuration version=\"2.0\" label=\"JfrIT: every gmp4j event\">\n");
     for (String type : TYPES.keySet()) {
-      sb.append("  <event name=\"").append(type).append("\">")
+      sb.append("  <event name=\"")
+          .append(type)
+          .append("\">")
           .append("<setting name=\"enabled\">true</setting>")
           .append("<setting name=\"stackTrace\">false</setting>")
           .append("<setting name=\"threshold\">0 ms</setting>")
@@ -157,8 +171,11 @@ class JfrIT {
       assertNotNull(a, "no after mark");
       before = b;
       after = a;
-      events = all.stream().filter(e -> e.getEventType().getName().startsWith("gmp4j."))
-          .sorted(Comparator.comparing(RecordedEvent::getStartTime)).toList();
+      events =
+          all.stream()
+              .filter(e -> e.getEventType().getName().startsWith("gmp4j."))
+              .sorted(Comparator.comparing(RecordedEvent::getStartTime))
+              .toList();
       for (RecordedEvent e : events) {
         counts.merge(e.getEventType().getName(), 1, Integer::sum);
       }
@@ -169,8 +186,10 @@ class JfrIT {
     }
 
     List<RecordedEvent> window(String type) {
-      return events.stream().filter(e -> e.getEventType().getName().equals(type))
-          .filter(this::inWindow).toList();
+      return events.stream()
+          .filter(e -> e.getEventType().getName().equals(type))
+          .filter(this::inWindow)
+          .toList();
     }
 
     long windowCount(String type, String field, String value) {
@@ -183,40 +202,63 @@ class JfrIT {
      * open (no GoRun ends "preempted" for it): at most one per hog hand-off.
      */
     void checkCounts(ChildJvm.Result r) {
-      assertEquals(delta(r, "/sched/goroutines-created:goroutines"),
-          window("gmp4j.GoCreate").size(), "GoCreate vs goroutines-created");
-      assertEquals(delta(r, "/sched/steals:steals"), window("gmp4j.RunqSteal").size(),
+      assertEquals(
+          delta(r, "/sched/goroutines-created:goroutines"),
+          window("gmp4j.GoCreate").size(),
+          "GoCreate vs goroutines-created");
+      assertEquals(
+          delta(r, "/sched/steals:steals"),
+          window("gmp4j.RunqSteal").size(),
           "RunqSteal vs steals");
-      assertEquals(delta(r, "/sched/steals/goroutines:goroutines"),
+      assertEquals(
+          delta(r, "/sched/steals/goroutines:goroutines"),
           window("gmp4j.RunqSteal").stream().mapToLong(e -> e.getInt("count")).sum(),
           "RunqSteal counts vs steals/goroutines");
-      assertEquals(delta(r, "/sched/preemptions/requested:preemptions"),
-          window("gmp4j.PreemptRequest").size(), "PreemptRequest vs preemptions/requested");
+      assertEquals(
+          delta(r, "/sched/preemptions/requested:preemptions"),
+          window("gmp4j.PreemptRequest").size(),
+          "PreemptRequest vs preemptions/requested");
       long syscallHandoffs = windowCount("gmp4j.ProcHandoff", "reason", "syscall");
       long hogHandoffs = window("gmp4j.ProcHandoff").size() - syscallHandoffs;
-      assertEquals(delta(r, "/sched/syscalls/handoffs:handoffs"), syscallHandoffs,
+      assertEquals(
+          delta(r, "/sched/syscalls/handoffs:handoffs"),
+          syscallHandoffs,
           "ProcHandoff(syscall) vs syscalls/handoffs");
-      assertEquals(delta(r, "/sched/preemptions/handoffs:handoffs"), hogHandoffs,
+      assertEquals(
+          delta(r, "/sched/preemptions/handoffs:handoffs"),
+          hogHandoffs,
           "ProcHandoff(ignoredPreemption, pinned) vs preemptions/handoffs");
       assertTrue(syscallHandoffs >= 1, "the FIFO reads should lose their P");
       assertTrue(hogHandoffs >= 1, "Arrays.sort at one P should lose its P");
       long honored = delta(r, "/sched/preemptions/honored:preemptions");
       long preempted = windowCount("gmp4j.GoRun", "end", "preempted");
-      assertTrue(preempted <= honored && preempted >= honored - hogHandoffs,
-          "GoRun(preempted) " + preempted + " vs preemptions/honored " + honored
-              + " (hog hand-offs " + hogHandoffs + ")");
+      assertTrue(
+          preempted <= honored && preempted >= honored - hogHandoffs,
+          "GoRun(preempted) "
+              + preempted
+              + " vs preemptions/honored "
+              + honored
+              + " (hog hand-offs "
+              + hogHandoffs
+              + ")");
       assertTrue(honored >= 1, "the hog with polls should honour a request");
       List<RecordedEvent> changes = window("gmp4j.ProcsChange");
-      assertEquals(delta(r, "/sched/gomaxprocs/changes:changes"), changes.size(),
+      assertEquals(
+          delta(r, "/sched/gomaxprocs/changes:changes"),
+          changes.size(),
           "ProcsChange vs gomaxprocs/changes");
-      assertEquals(List.of(procsStart + "->1:api", "1->" + procsStart + ":api"),
-          changes.stream().map(e -> e.getInt("old") + "->" + e.getInt("new_") + ":"
-              + e.getString("reason")).toList());
-      assertTrue(window("gmp4j.GoSyscall").stream().anyMatch(e -> e.getBoolean("lostP")),
+      assertEquals(
+          List.of(procsStart + "->1:api", "1->" + procsStart + ":api"),
+          changes.stream()
+              .map(e -> e.getInt("old") + "->" + e.getInt("new_") + ":" + e.getString("reason"))
+              .toList());
+      assertTrue(
+          window("gmp4j.GoSyscall").stream().anyMatch(e -> e.getBoolean("lostP")),
           "a FIFO read should end blocked (Go's GoSyscallEndBlocked)");
-      assertTrue(window("gmp4j.ProcHandoff").stream()
-          .filter(e -> !e.getString("reason").equals("syscall"))
-          .anyMatch(e -> e.getString("frames").contains("java.util.")),
+      assertTrue(
+          window("gmp4j.ProcHandoff").stream()
+              .filter(e -> !e.getString("reason").equals("syscall"))
+              .anyMatch(e -> e.getString("frames").contains("java.util.")),
           "a hog hand-off should name the sort's frames");
       assertTrue(counts.getOrDefault("gmp4j.SchedStats", 0) >= 1, "no SchedStats");
     }
@@ -246,7 +288,8 @@ class JfrIT {
         assertEquals(1, creates.size(), who);
         assertFalse(runs.isEmpty(), who + ": never ran");
         runs.sort(Comparator.comparing(RecordedEvent::getStartTime));
-        assertFalse(runs.get(0).getStartTime().isBefore(create.getStartTime()),
+        assertFalse(
+            runs.get(0).getStartTime().isBefore(create.getStartTime()),
             who + ": ran before it was created");
         for (int i = 0; i + 1 < runs.size(); i++) {
           RecordedEvent run = runs.get(i);
@@ -256,11 +299,16 @@ class JfrIT {
           }
           String end = run.getString("end");
           switch (end) {
-            case "block" -> assertTrue(between(unblocks, run.getStartTime(), next.getStartTime()),
-                who + ": ran again after a block without an unblock, at " + next.getStartTime());
-            case "syscall" -> assertTrue(
-                between(syscalls, run.getStartTime(), next.getStartTime()),
-                who + ": a syscall end without a syscall, at " + run.getEndTime());
+            case "block" ->
+                assertTrue(
+                    between(unblocks, run.getStartTime(), next.getStartTime()),
+                    who
+                        + ": ran again after a block without an unblock, at "
+                        + next.getStartTime());
+            case "syscall" ->
+                assertTrue(
+                    between(syscalls, run.getStartTime(), next.getStartTime()),
+                    who + ": a syscall end without a syscall, at " + run.getEndTime());
             case "gosched", "preempted", "handoff" -> {
               // runnable when it stopped
             }
@@ -270,7 +318,8 @@ class JfrIT {
         RecordedEvent last = runs.get(runs.size() - 1);
         assertEquals("exit", last.getString("end"), who);
         assertEquals(1, destroys.size(), who);
-        assertFalse(destroys.get(0).getStartTime().isBefore(last.getEndTime()),
+        assertFalse(
+            destroys.get(0).getStartTime().isBefore(last.getEndTime()),
             who + ": destroyed before its last run ended");
         checked++;
       }
@@ -302,8 +351,9 @@ class JfrIT {
           for (int n : procs.subMap(e.getStartTime(), true, e.getEndTime(), true).values()) {
             limit = Math.min(limit, n);
           }
-          assertTrue(p >= 0 && p < limit, "G" + e.getLong("goid") + " ran on P" + p
-              + " at GOMAXPROCS " + limit + ": " + e);
+          assertTrue(
+              p >= 0 && p < limit,
+              "G" + e.getLong("goid") + " ran on P" + p + " at GOMAXPROCS " + limit + ": " + e);
         }
       }
       for (var entry : byP.entrySet()) {
@@ -320,8 +370,7 @@ class JfrIT {
     }
 
     String summary() {
-      return "events " + counts + " window " + Duration.between(before, after).toMillis()
-          + "ms";
+      return "events " + counts + " window " + Duration.between(before, after).toMillis() + "ms";
     }
   }
 
@@ -336,22 +385,32 @@ class JfrIT {
   }
 
   private static boolean between(List<RecordedEvent> es, Instant from, Instant to) {
-    return es.stream().anyMatch(e -> !e.getStartTime().isBefore(from)
-        && !e.getStartTime().isAfter(to));
+    return es.stream()
+        .anyMatch(e -> !e.getStartTime().isBefore(from) && !e.getStartTime().isAfter(to));
   }
 
   private static String brief(RecordedEvent e) {
     String type = e.getEventType().getName();
-    return type.substring(type.indexOf('.') + 1) + "[" + e.getStartTime() + " +"
-        + e.getDuration().toNanos() + "ns"
-        + (type.equals("gmp4j.GoRun") ? " G" + e.getLong("goid") + " M" + e.getInt("m")
-            + " " + e.getString("end") : "")
-        + " on " + (e.getThread() == null ? "?" : e.getThread().getJavaName()) + "]";
+    return type.substring(type.indexOf('.') + 1)
+        + "["
+        + e.getStartTime()
+        + " +"
+        + e.getDuration().toNanos()
+        + "ns"
+        + (type.equals("gmp4j.GoRun")
+            ? " G" + e.getLong("goid") + " M" + e.getInt("m") + " " + e.getString("end")
+            : "")
+        + " on "
+        + (e.getThread() == null ? "?" : e.getThread().getJavaName())
+        + "]";
   }
 
   private static String describe(List<RecordedEvent> life) {
-    return life.stream().sorted(Comparator.comparing(RecordedEvent::getStartTime))
-        .limit(40).map(JfrIT::brief).collect(Collectors.joining(", "));
+    return life.stream()
+        .sorted(Comparator.comparing(RecordedEvent::getStartTime))
+        .limit(40)
+        .map(JfrIT::brief)
+        .collect(Collectors.joining(", "));
   }
 
   /** Runs the JDK's {@code jfr} tool; returns its output, failing on a non-zero exit. */
@@ -361,13 +420,17 @@ class JfrIT {
     cmd.addAll(Arrays.asList(args));
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    Thread drain = Thread.ofPlatform().daemon().start(() -> {
-      try (var in = p.getInputStream()) {
-        in.transferTo(out);
-      } catch (IOException ignored) {
-        // the tool died; its exit code says so
-      }
-    });
+    Thread drain =
+        Thread.ofPlatform()
+            .daemon()
+            .start(
+                () -> {
+                  try (var in = p.getInputStream()) {
+                    in.transferTo(out);
+                  } catch (IOException ignored) {
+                    // the tool died; its exit code says so
+                  }
+                });
     assertTrue(p.waitFor(60, TimeUnit.SECONDS), "jfr " + String.join(" ", args) + " hung");
     drain.join(5_000);
     String text = out.toString(StandardCharsets.UTF_8);
@@ -407,21 +470,32 @@ class JfrIT {
       assertEquals(t.getValue()[0], type.getName(), t.getKey());
       assertFalse(type.getDescription() == null || type.getDescription().isEmpty(), t.getKey());
       String[] category = jmcCategory(it);
-      String[] expected = t.getValue().length == 1 ? new String[] {"GMP Scheduler"}
-          : new String[] {"GMP Scheduler", t.getValue()[1]};
+      String[] expected =
+          t.getValue().length == 1
+              ? new String[] {"GMP Scheduler"}
+              : new String[] {"GMP Scheduler", t.getValue()[1]};
       assertEquals(List.of(expected), List.of(category), t.getKey() + " category");
       Map<String, ContentType<?>> units = new HashMap<>();
       Map<String, String> labels = new HashMap<>();
-      for (Map.Entry<IAccessorKey<?>, ? extends IDescribable> k
-          : type.getAccessorKeys().entrySet()) {
+      for (Map.Entry<IAccessorKey<?>, ? extends IDescribable> k :
+          type.getAccessorKeys().entrySet()) {
         units.put(k.getKey().getIdentifier(), k.getKey().getContentType());
         labels.put(k.getKey().getIdentifier(), k.getValue().getName());
       }
-      shown.append(t.getKey()).append(" \"").append(type.getName()).append("\" ")
-          .append(String.join("/", category)).append(": ").append(labels.keySet().stream()
-              .filter(f -> !f.equals("stackTrace")).sorted()
-              .map(f -> f + "(" + units.get(f).getIdentifier() + ")")
-              .collect(Collectors.joining(" "))).append('\n');
+      shown
+          .append(t.getKey())
+          .append(" \"")
+          .append(type.getName())
+          .append("\" ")
+          .append(String.join("/", category))
+          .append(": ")
+          .append(
+              labels.keySet().stream()
+                  .filter(f -> !f.equals("stackTrace"))
+                  .sorted()
+                  .map(f -> f + "(" + units.get(f).getIdentifier() + ")")
+                  .collect(Collectors.joining(" ")))
+          .append('\n');
       switch (t.getKey()) {
         case "gmp4j.GoRun" -> {
           assertEquals(UnitLookup.TIMESPAN, units.get("schedLatency"), "GoRun.schedLatency");

@@ -38,8 +38,8 @@ final class LiveChild implements AutoCloseable {
   }
 
   /** A JVM on one of the it/ apps with the test class path. */
-  static LiveChild java(List<String> jvmArgs, Map<String, String> env, Class<?> app,
-      String... args) throws IOException {
+  static LiveChild java(List<String> jvmArgs, Map<String, String> env, Class<?> app, String... args)
+      throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(ChildJvm.JAVA.toString());
     cmd.addAll(jvmArgs);
@@ -91,9 +91,14 @@ final class LiveChild implements AutoCloseable {
       }
       Thread.sleep(20);
     }
-    throw new AssertionError("no such line on " + (stdout ? "stdout" : "stderr") + " within "
-        + timeout + (process.isAlive() ? "" : " (the child exited " + process.exitValue() + ")")
-        + "\n" + this);
+    throw new AssertionError(
+        "no such line on "
+            + (stdout ? "stdout" : "stderr")
+            + " within "
+            + timeout
+            + (process.isAlive() ? "" : " (the child exited " + process.exitValue() + ")")
+            + "\n"
+            + this);
   }
 
   /** Writes one line to the child's stdin. */
@@ -137,8 +142,8 @@ final class LiveChild implements AutoCloseable {
 
   /** Runs {@code java -jar gmp4j-agent.jar <args>} (as the root gmp4j script does). */
   static Run gmp4j(Duration timeout, String... args) throws IOException, InterruptedException {
-    List<String> cmd = new ArrayList<>(List.of(ChildJvm.JAVA.toString(), "-jar",
-        agentJar().toString()));
+    List<String> cmd =
+        new ArrayList<>(List.of(ChildJvm.JAVA.toString(), "-jar", agentJar().toString()));
     cmd.addAll(List.of(args));
     return run(cmd, timeout);
   }

@@ -51,23 +51,31 @@ class LockOSThreadIT {
   @ParameterizedTest(name = "gomaxprocs={0}")
   @ValueSource(ints = {1, 2})
   void testLockOSThreadExit(int procs) throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=" + procs, LockOSThreadExit.class,
-        LIMIT);
-    System.out.println("LockOSThreadIT exit (gomaxprocs=" + procs + "): "
-        + r.value("locked_carrier") + " gone in " + r.value("gone_ms") + " ms; later ran on "
-        + r.value("later_carriers"));
+    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=" + procs, LockOSThreadExit.class, LIMIT);
+    System.out.println(
+        "LockOSThreadIT exit (gomaxprocs="
+            + procs
+            + "): "
+            + r.value("locked_carrier")
+            + " gone in "
+            + r.value("gone_ms")
+            + " ms; later ran on "
+            + r.value("later_carriers"));
     assertEquals(0, r.exit(), r.toString());
     assertEquals(null, r.value("error"), r.toString());
     String dead = r.value("locked_carrier");
     assertTrue(dead != null && dead.startsWith("gmp-m"), r.toString());
     assertNotEquals(r.value("main_carrier"), dead, r.toString());
     assertEquals("false", r.value("moved"), r.toString());
-    assertTrue(r.value("gone_ms") != null && Long.parseLong(r.value("gone_ms")) <= 1_000,
+    assertTrue(
+        r.value("gone_ms") != null && Long.parseLong(r.value("gone_ms")) <= 1_000,
         "the carrier of a G that ended locked still exists after 1 s: " + r);
     assertEquals("false", r.value("main_on_dead"), r.toString());
     assertEquals("0", r.value("later_on_dead"), r.toString());
-    assertFalse(r.value("later_carriers").contains(dead + ",")
-        || r.value("later_carriers").contains(dead + "]"), r.toString());
+    assertFalse(
+        r.value("later_carriers").contains(dead + ",")
+            || r.value("later_carriers").contains(dead + "]"),
+        r.toString());
   }
 
   /**
@@ -97,8 +105,8 @@ class LockOSThreadIT {
   /** The same with the agent option maxthreads=10 instead of the call. */
   @Test
   void threadExhaustionWithTheMaxthreadsOption() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("maxthreads=10", ThreadExhaustion.class, LIMIT,
-        "option");
+    ChildJvm.Result r =
+        ChildJvm.withAgent("maxthreads=10", ThreadExhaustion.class, LIMIT, "option");
     assertEquals(2, r.exit(), r.toString());
     assertTrue(r.err().startsWith(EXHAUSTED), r.toString());
     assertFalse(r.out().contains("alive"), r.toString());
@@ -112,10 +120,18 @@ class LockOSThreadIT {
    */
   @Test
   void queueModeDoesNotDie() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("maxthreads=10,maxthreads.exceeded=queue",
-        ThreadExhaustion.class, LIMIT, "option", "2000");
-    System.out.println("LockOSThreadIT queue mode: tokens=" + r.value("tokens") + " carriers="
-        + r.value("carriers"));
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "maxthreads=10,maxthreads.exceeded=queue",
+            ThreadExhaustion.class,
+            LIMIT,
+            "option",
+            "2000");
+    System.out.println(
+        "LockOSThreadIT queue mode: tokens="
+            + r.value("tokens")
+            + " carriers="
+            + r.value("carriers"));
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.out().contains("alive\n"), r.toString());
     assertFalse(r.err().contains("thread exhaustion"), r.toString());
@@ -127,8 +143,14 @@ class LockOSThreadIT {
   /** Without a limit the same program keeps all 100 tokens coming (one carrier each). */
   @Test
   void withoutALimitAllHundredRun() throws Exception {
-    ChildJvm.Result r = ChildJvm.run(List.of("-Xverify:all", "-javaagent:" + ChildJvm.AGENT),
-        Map.of(), ThreadExhaustion.class, LIMIT, "option", "10000");
+    ChildJvm.Result r =
+        ChildJvm.run(
+            List.of("-Xverify:all", "-javaagent:" + ChildJvm.AGENT),
+            Map.of(),
+            ThreadExhaustion.class,
+            LIMIT,
+            "option",
+            "10000");
     assertEquals(0, r.exit(), r.toString());
     assertEquals("100", r.value("tokens"), r.toString());
   }

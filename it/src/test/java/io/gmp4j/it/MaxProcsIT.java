@@ -39,7 +39,8 @@ class MaxProcsIT {
 
   @Test
   void halfCpuQuotaGivesTwoPsWhereTheJdkSaysOne() throws Exception {
-    Assumptions.assumeTrue(Files.isWritable(CPU.resolve("cgroup.procs")),
+    Assumptions.assumeTrue(
+        Files.isWritable(CPU.resolve("cgroup.procs")),
         "needs a writable cgroup v1 cpu controller at " + CPU + " (root)");
     Assumptions.assumeTrue(Runtime.getRuntime().availableProcessors() >= 2, "needs 2 CPUs");
     Path cg = CPU.resolve("gmp4j-it-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
@@ -47,13 +48,15 @@ class MaxProcsIT {
     try {
       Files.writeString(cg.resolve("cpu.cfs_period_us"), "100000");
       Files.writeString(cg.resolve("cpu.cfs_quota_us"), "50000");
-      List<String> cmd = new ArrayList<>(List.of("sh", "-c",
-          "echo $$ > " + cg.resolve("cgroup.procs") + " && exec \"$@\"", "sh"));
+      List<String> cmd =
+          new ArrayList<>(
+              List.of(
+                  "sh", "-c", "echo $$ > " + cg.resolve("cgroup.procs") + " && exec \"$@\"", "sh"));
       cmd.addAll(javaCmd("schedtrace=0"));
       try (LiveChild c = LiveChild.start(cmd, Map.of())) {
         String line = c.awaitOut(l -> l.startsWith("jdk="), STEP);
-        System.out.println("MaxProcsIT: in a cgroup with cpu.cfs_quota_us=50000 of 100000: "
-            + line);
+        System.out.println(
+            "MaxProcsIT: in a cgroup with cpu.cfs_quota_us=50000 of 100000: " + line);
         assertEquals("jdk=1 gomaxprocs=2", line, c.toString());
         c.send("finish");
         assertEquals(0, c.waitFor(STEP), c.toString());
@@ -68,8 +71,7 @@ class MaxProcsIT {
   void affinityChangeMovesGomaxprocsAndBack() throws Exception {
     assumeTaskset();
     try (LiveChild c = LiveChild.start(javaCmd("schedtrace=1000"), Map.of())) {
-      assertEquals("jdk=2 gomaxprocs=2", c.awaitOut(l -> l.startsWith("jdk="), STEP),
-          c.toString());
+      assertEquals("jdk=2 gomaxprocs=2", c.awaitOut(l -> l.startsWith("jdk="), STEP), c.toString());
       long t0 = System.nanoTime();
       taskset("0", c.pid());
       c.awaitOut(l -> l.equals("gomaxprocs=1"), Duration.ofSeconds(4));
@@ -78,13 +80,20 @@ class MaxProcsIT {
       taskset("0-1", c.pid());
       c.awaitOut(l -> l.equals("gomaxprocs=2"), Duration.ofSeconds(4));
       long up = (System.nanoTime() - t0) / 1_000_000;
-      System.out.println("MaxProcsIT: taskset -c 0 -> gomaxprocs=1 after " + down
-          + " ms; taskset -c 0-1 -> gomaxprocs=2 after " + up + " ms");
+      System.out.println(
+          "MaxProcsIT: taskset -c 0 -> gomaxprocs=1 after "
+              + down
+              + " ms; taskset -c 0-1 -> gomaxprocs=2 after "
+              + up
+              + " ms");
       c.send("finish");
       assertEquals(0, c.waitFor(STEP), c.toString());
       assertEquals("2", AttachIT.value(c.out(), "updates"), c.toString());
-      assertTrue(c.err().contains("gmp4j: updatemaxprocs: gomaxprocs 2 -> 1 (affinity 1 CPU,"
-          + " no CPU limit)"), c.toString());
+      assertTrue(
+          c.err()
+              .contains(
+                  "gmp4j: updatemaxprocs: gomaxprocs 2 -> 1 (affinity 1 CPU," + " no CPU limit)"),
+          c.toString());
       assertTrue(c.err().contains("gmp4j: updatemaxprocs: gomaxprocs 1 -> 2"), c.toString());
     }
   }
@@ -118,22 +127,30 @@ class MaxProcsIT {
   }
 
   private static List<String> javaCmd(String options) {
-    List<String> cmd = new ArrayList<>(List.of(ChildJvm.JAVA.toString(), "-Xverify:all",
-        ChildJvm.javaagent(options), "-cp", System.getProperty("java.class.path"),
-        MaxProcsWatch.class.getName()));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                ChildJvm.JAVA.toString(),
+                "-Xverify:all",
+                ChildJvm.javaagent(options),
+                "-cp",
+                System.getProperty("java.class.path"),
+                MaxProcsWatch.class.getName()));
     return cmd;
   }
 
   private static void assumeTaskset() throws Exception {
     Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/taskset")), "no taskset");
-    Assumptions.assumeTrue(Runtime.getRuntime().availableProcessors() == 2,
+    Assumptions.assumeTrue(
+        Runtime.getRuntime().availableProcessors() == 2,
         "written for a 2-CPU machine (affinity 0-1), this one has "
             + Runtime.getRuntime().availableProcessors());
   }
 
   private static void taskset(String cpus, long pid) throws Exception {
-    LiveChild.Run r = LiveChild.run(List.of("taskset", "-p", "-c", cpus, Long.toString(pid)),
-        Duration.ofSeconds(10));
+    LiveChild.Run r =
+        LiveChild.run(
+            List.of("taskset", "-p", "-c", cpus, Long.toString(pid)), Duration.ofSeconds(10));
     Assumptions.assumeTrue(r.exit() == 0, "taskset cannot change the affinity here: " + r);
   }
 

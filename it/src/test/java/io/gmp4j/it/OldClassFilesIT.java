@@ -45,11 +45,12 @@ class OldClassFilesIT {
     assertEquals(0, r.exit(), r.toString());
     long ticks = Long.parseLong(r.value("ticks"));
     long hogMs = Long.parseLong(r.value("hog_ms"));
-    System.out.printf("OldClassFilesIT: %s products in %d ms at one P; the sleeper's 1 ms sleeps"
-        + " came back %d times meanwhile; honored=%s handoffs=%s%n", r.value("products"), hogMs,
-        ticks, r.value("honored"), r.value("handoffs"));
-    assertTrue(r.err().lines().noneMatch(l -> ChildJvm.HANDOFF_REPORT.matcher(l).matches()),
-        r.toString());
+    System.out.printf(
+        "OldClassFilesIT: %s products in %d ms at one P; the sleeper's 1 ms sleeps"
+            + " came back %d times meanwhile; honored=%s handoffs=%s%n",
+        r.value("products"), hogMs, ticks, r.value("honored"), r.value("handoffs"));
+    assertTrue(
+        r.err().lines().noneMatch(l -> ChildJvm.HANDOFF_REPORT.matcher(l).matches()), r.toString());
     assertEquals("0", r.value("handoffs"), r.toString());
     // One sleep comes back per 10 ms time slice, about 100 in 1 s; without polls in the
     // library at most one per product. The bounds allow for a machine loaded many times over.
@@ -64,14 +65,23 @@ class OldClassFilesIT {
    */
   @Test
   void hogInAJava5LibraryWithoutPollsIsHandedOff() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent(
-        "gomaxprocs=1,preempt.exclude=org.apache.commons.math3.*", MatrixHog.class, LIMIT, "300");
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "gomaxprocs=1,preempt.exclude=org.apache.commons.math3.*",
+            MatrixHog.class,
+            LIMIT,
+            "300");
     assertEquals(0, r.exit(), r.toString());
-    List<String> handoffs = r.err().lines()
-        .filter(l -> ChildJvm.HANDOFF_REPORT.matcher(l).matches()).toList();
+    List<String> handoffs =
+        r.err().lines().filter(l -> ChildJvm.HANDOFF_REPORT.matcher(l).matches()).toList();
     System.out.println("OldClassFilesIT: without polls in commons-math3: " + handoffs);
-    assertTrue(handoffs.stream().anyMatch(l -> l.contains("ignored preemption")
-        && l.contains("org.apache.commons.math3.linear.Array2DRowRealMatrix.multiply")),
+    assertTrue(
+        handoffs.stream()
+            .anyMatch(
+                l ->
+                    l.contains("ignored preemption")
+                        && l.contains(
+                            "org.apache.commons.math3.linear.Array2DRowRealMatrix.multiply")),
         r.toString());
     assertTrue(Long.parseLong(r.value("handoffs")) >= 1, r.toString());
   }
@@ -80,35 +90,56 @@ class OldClassFilesIT {
   @Test
   void coverageIsReportedAtExitOnTheEndpointAndInTheMetrics() throws Exception {
     int port = freePort();
-    ChildJvm.Result r = ChildJvm.withAgent("preempt.report=1,exporter.port=" + port
-        + ",preempt.exclude=org.apache.commons.math3.util.*", MatrixHog.class, LIMIT, "1");
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "preempt.report=1,exporter.port="
+                + port
+                + ",preempt.exclude=org.apache.commons.math3.util.*",
+            MatrixHog.class,
+            LIMIT,
+            "1");
     assertEquals(0, r.exit(), r.toString());
     List<String> lines =
         r.err().lines().filter(l -> l.startsWith("gmp4j: preemption polls: ")).toList();
     assertEquals(1, lines.size(), r.toString());
-    Matcher line = Pattern.compile("gmp4j: preemption polls: (\\d+) classes instrumented, (\\d+)"
-        + " left alone \\(([^)]*)\\) in (\\d+) loaders?").matcher(lines.get(0));
+    Matcher line =
+        Pattern.compile(
+                "gmp4j: preemption polls: (\\d+) classes instrumented, (\\d+)"
+                    + " left alone \\(([^)]*)\\) in (\\d+) loaders?")
+            .matcher(lines.get(0));
     assertTrue(line.matches(), lines.get(0));
     long instrumented = Long.parseLong(line.group(1));
     assertTrue(instrumented >= 5, lines.get(0)); // the app's classes and commons-math3's
-    assertTrue(line.group(3).contains("excluded") && line.group(3).contains("no loops"),
-        lines.get(0));
+    assertTrue(
+        line.group(3).contains("excluded") && line.group(3).contains("no loops"), lines.get(0));
     // The metric was read before exit, when at most as many classes had loaded.
     long metric = Long.parseLong(r.value("instrumented"));
     assertTrue(metric >= 5 && metric <= instrumented, metric + " vs " + lines.get(0));
 
     String out = r.out();
-    String table = out.substring(out.indexOf("--- instrumentation ---\n") + 24,
-        out.indexOf("--- end ---"));
+    String table =
+        out.substring(out.indexOf("--- instrumentation ---\n") + 24, out.indexOf("--- end ---"));
     System.out.println("OldClassFilesIT stderr: " + lines.get(0));
     System.out.println("OldClassFilesIT /debug/instrumentation:\n" + table);
     assertTrue(table.startsWith("preemption polls: "), table);
     assertTrue(table.contains("loader  ") && table.contains("frame check failed"), table);
     // Array2DRowRealMatrix's package has instrumented classes, under the app class loader.
-    assertTrue(table.lines().anyMatch(l -> l.matches(
-        "app@\\p{XDigit}+ +org\\.apache\\.commons\\.math3\\.linear +[1-9]\\d* .*")), table);
-    assertTrue(table.lines().anyMatch(l -> l.matches(
-        "app@\\p{XDigit}+ +org\\.apache\\.commons\\.math3\\.util +0 +[1-9]\\d* .*")), table);
+    assertTrue(
+        table
+            .lines()
+            .anyMatch(
+                l ->
+                    l.matches(
+                        "app@\\p{XDigit}+ +org\\.apache\\.commons\\.math3\\.linear +[1-9]\\d* .*")),
+        table);
+    assertTrue(
+        table
+            .lines()
+            .anyMatch(
+                l ->
+                    l.matches(
+                        "app@\\p{XDigit}+ +org\\.apache\\.commons\\.math3\\.util +0 +[1-9]\\d* .*")),
+        table);
     assertTrue(table.contains("methods and classes left alone"), table);
   }
 

@@ -25,18 +25,28 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(180)
 class PreemptionAfterSyscallIT {
   private static final int ITERATIONS = 10 * Integer.getInteger("gmp.stress", 1);
-  private static final String OPTIONS = "gomaxprocs=2,"
-      + "preempt.exclude=" + PreemptionAfterSyscall.Spin.class.getName();
+  private static final String OPTIONS =
+      "gomaxprocs=2," + "preempt.exclude=" + PreemptionAfterSyscall.Spin.class.getName();
 
   @ParameterizedTest(name = "{0}us")
   @ValueSource(ints = {10, 100, 1000})
   void testPreemptionAfterSyscall(int micros) throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent(OPTIONS, PreemptionAfterSyscall.class,
-        Duration.ofSeconds(30 + ITERATIONS * 10L), String.valueOf(micros),
-        String.valueOf(ITERATIONS));
-    System.out.println("PreemptionAfterSyscallIT " + micros + "us: " + ITERATIONS
-        + " iterations, max " + r.value("max_ms") + " ms (limit 5000), syscall hand-offs "
-        + r.value("syscall_handoffs"));
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            OPTIONS,
+            PreemptionAfterSyscall.class,
+            Duration.ofSeconds(30 + ITERATIONS * 10L),
+            String.valueOf(micros),
+            String.valueOf(ITERATIONS));
+    System.out.println(
+        "PreemptionAfterSyscallIT "
+            + micros
+            + "us: "
+            + ITERATIONS
+            + " iterations, max "
+            + r.value("max_ms")
+            + " ms (limit 5000), syscall hand-offs "
+            + r.value("syscall_handoffs"));
     assertEquals(0, r.exit(), r.toString());
     assertEquals("boot", r.value("gmp_loader"), r.toString());
     assertEquals("2", r.value("gomaxprocs"), r.toString());
@@ -56,11 +66,18 @@ class PreemptionAfterSyscallIT {
    */
   @Test
   void onTheJdkSchedulerItHangs() throws Exception {
-    ChildJvm.Result r = ChildJvm.run(
-        List.of("-Xverify:all", "-Djdk.virtualThreadScheduler.parallelism=2"), Map.of(),
-        PreemptionAfterSyscall.class, Duration.ofSeconds(60), "10", "1", "5000");
-    System.out.println("PreemptionAfterSyscallIT, JDK default scheduler: "
-        + (r.out().contains("WATCHDOG") ? "hung (watchdog after 5 s)" : "exit " + r.exit()));
+    ChildJvm.Result r =
+        ChildJvm.run(
+            List.of("-Xverify:all", "-Djdk.virtualThreadScheduler.parallelism=2"),
+            Map.of(),
+            PreemptionAfterSyscall.class,
+            Duration.ofSeconds(60),
+            "10",
+            "1",
+            "5000");
+    System.out.println(
+        "PreemptionAfterSyscallIT, JDK default scheduler: "
+            + (r.out().contains("WATCHDOG") ? "hung (watchdog after 5 s)" : "exit " + r.exit()));
     assertEquals(3, r.exit(), r.toString());
     assertTrue(r.out().contains("WATCHDOG"), r.toString());
   }

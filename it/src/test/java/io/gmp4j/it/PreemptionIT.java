@@ -29,10 +29,16 @@ class PreemptionIT {
    */
   @Test
   void seedSleepsComeBackBesideASpinner() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1", SleepBesideSpinner.class, LIMIT,
-        "10000");
-    System.out.println("PreemptionIT seed, gmp4j: p50=" + r.value("p50") + "ms p90="
-        + r.value("p90") + "ms max=" + r.value("max") + "ms");
+    ChildJvm.Result r =
+        ChildJvm.withAgent("gomaxprocs=1", SleepBesideSpinner.class, LIMIT, "10000");
+    System.out.println(
+        "PreemptionIT seed, gmp4j: p50="
+            + r.value("p50")
+            + "ms p90="
+            + r.value("p90")
+            + "ms max="
+            + r.value("max")
+            + "ms");
     assertEquals("50", r.value("sleeps"), r.toString());
     assertTrue(r.value("carrier").startsWith("gmp-m"), r.toString());
     // 30 ms of M time (a time slice plus sysmon's period): the spinner sees the request only
@@ -48,8 +54,9 @@ class PreemptionIT {
    */
   @Test
   void seedWithAsyncPreemptOffNeverComesBack() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1,asyncpreemptoff=1",
-        SleepBesideSpinner.class, LIMIT, "2000");
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "gomaxprocs=1,asyncpreemptoff=1", SleepBesideSpinner.class, LIMIT, "2000");
     assertEquals("true", r.value("stuck"), r.toString());
     assertTrue(Integer.parseInt(r.value("sleeps")) < 50, r.toString());
   }
@@ -61,10 +68,20 @@ class PreemptionIT {
    */
   @Test
   void seedWithAsyncPreemptOffComesBackThroughTheHandoff() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1,asyncpreemptoff=1,preempt.handoff=20ms",
-        SleepBesideSpinner.class, LIMIT, "10000");
-    System.out.println("PreemptionIT seed, asyncpreemptoff=1 with the hand-off: p50="
-        + r.value("p50") + "ms p90=" + r.value("p90") + "ms max=" + r.value("max") + "ms");
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "gomaxprocs=1,asyncpreemptoff=1,preempt.handoff=20ms",
+            SleepBesideSpinner.class,
+            LIMIT,
+            "10000");
+    System.out.println(
+        "PreemptionIT seed, asyncpreemptoff=1 with the hand-off: p50="
+            + r.value("p50")
+            + "ms p90="
+            + r.value("p90")
+            + "ms max="
+            + r.value("max")
+            + "ms");
     assertEquals("50", r.value("sleeps"), r.toString());
     assertTrue(r.err().contains("ignored preemption"), r.toString());
   }
@@ -72,10 +89,18 @@ class PreemptionIT {
   /** The JDK's own scheduler at parallelism 1, for comparison: no time slicing at all. */
   @Test
   void seedOnTheJdkSchedulerNeverComesBack() throws Exception {
-    ChildJvm.Result r = ChildJvm.run(List.of("-Djdk.virtualThreadScheduler.parallelism=1"),
-        Map.of(), SleepBesideSpinner.class, LIMIT, "2000");
-    System.out.println("PreemptionIT seed, JDK default scheduler: sleeps=" + r.value("sleeps")
-        + " stuck=" + r.value("stuck"));
+    ChildJvm.Result r =
+        ChildJvm.run(
+            List.of("-Djdk.virtualThreadScheduler.parallelism=1"),
+            Map.of(),
+            SleepBesideSpinner.class,
+            LIMIT,
+            "2000");
+    System.out.println(
+        "PreemptionIT seed, JDK default scheduler: sleeps="
+            + r.value("sleeps")
+            + " stuck="
+            + r.value("stuck"));
     assertEquals("true", r.value("stuck"), r.toString());
   }
 

@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,9 +67,24 @@ class RealJarsIT {
    * Groovy, Scala, Clojure, Saxon, Guava, Rhino and HSQLDB only with {@code -Drealjars=all}:
    * they triple the time.
    */
-  private static final List<String> DEFAULT = List.of("ecj", "janino", "antlr", "derby",
-      "spring-core", "kotlin-stdlib", "netty-buffer", "netty-common", "jackson-databind", "h2",
-      "lucene-core", "junit", "oro", "commons-collections", "commons-math3", "jline");
+  private static final List<String> DEFAULT =
+      List.of(
+          "ecj",
+          "janino",
+          "antlr",
+          "derby",
+          "spring-core",
+          "kotlin-stdlib",
+          "netty-buffer",
+          "netty-common",
+          "jackson-databind",
+          "h2",
+          "lucene-core",
+          "junit",
+          "oro",
+          "commons-collections",
+          "commons-math3",
+          "jline");
 
   private static final Path DIR = Path.of(System.getProperty("realjars.dir", "target/realjars"));
 
@@ -79,8 +93,12 @@ class RealJarsIT {
    * doubled the CPU time of the full set (33.7 s against 15.4 s with the agent). The incubator
    * module lets Lucene's vector classes link instead of failing both ways.
    */
-  private static final List<String> FLAGS = List.of("-Xverify:all", "-XX:TieredStopAtLevel=1",
-      "-XX:+UseSerialGC", "--add-modules=jdk.incubator.vector");
+  private static final List<String> FLAGS =
+      List.of(
+          "-Xverify:all",
+          "-XX:TieredStopAtLevel=1",
+          "-XX:+UseSerialGC",
+          "--add-modules=jdk.incubator.vector");
 
   private static final Duration LIMIT = Duration.ofSeconds(600);
 
@@ -109,12 +127,22 @@ class RealJarsIT {
       assertTrue(w != null && b != null, "no line for " + jar + "\n" + with.result);
       assertEquals(b.get("classes"), w.get("classes"), jar);
       int n = Integer.parseInt(b.get("classes"));
-      int added = (int) with.fails.keySet().stream()
-          .filter(k -> k.startsWith(jar + " ") && addedByAgent(k, with, base)).count();
-      System.out.printf("RealJarsIT: %-22s %-36s classes=%5d versions=%s linked: %5s without,"
-          + " %5s with the agent; changed by the agent=%4s; failures added by the agent=%d%n",
-          jar, b.get("file"), n, b.get("versions"), b.get("linked"), w.get("linked"),
-          w.get("changed"), added);
+      int added =
+          (int)
+              with.fails.keySet().stream()
+                  .filter(k -> k.startsWith(jar + " ") && addedByAgent(k, with, base))
+                  .count();
+      System.out.printf(
+          "RealJarsIT: %-22s %-36s classes=%5d versions=%s linked: %5s without,"
+              + " %5s with the agent; changed by the agent=%4s; failures added by the agent=%d%n",
+          jar,
+          b.get("file"),
+          n,
+          b.get("versions"),
+          b.get("linked"),
+          w.get("linked"),
+          w.get("changed"),
+          added);
       classes += n;
       linkedWithout += Integer.parseInt(b.get("linked"));
       linkedWith += Integer.parseInt(w.get("linked"));
@@ -122,16 +150,28 @@ class RealJarsIT {
       versionCounts(b.get("versions"), byVersion, 0);
       versionCounts(w.get("changedVersions"), byVersion, 1);
       if (!b.get("changed").equals("0")) {
-        problems.add(jar + ": the probe saw " + b.get("changed")
-            + " classes changed without any agent; it cannot tell what the agent does");
+        problems.add(
+            jar
+                + ": the probe saw "
+                + b.get("changed")
+                + " classes changed without any agent; it cannot tell what the agent does");
       }
       if (w.get("changed").equals("0")) { // every version from 45 gets polls (issue 9)
-        problems.add(jar + ": the agent changed no class: its filter does not select this"
-            + " loader, or the probe runs before it");
+        problems.add(
+            jar
+                + ": the agent changed no class: its filter does not select this"
+                + " loader, or the probe runs before it");
       }
       if (Integer.parseInt(b.get("linked")) * 2 < n) {
-        problems.add(jar + ": only " + b.get("linked") + " of " + n + " classes link without"
-            + " the agent: a dependency is missing from " + DIR.resolve(jar));
+        problems.add(
+            jar
+                + ": only "
+                + b.get("linked")
+                + " of "
+                + n
+                + " classes link without"
+                + " the agent: a dependency is missing from "
+                + DIR.resolve(jar));
       }
     }
 
@@ -141,31 +181,54 @@ class RealJarsIT {
       String before = base.fails.get(f.getKey());
       if (addedByAgent(f.getKey(), with, base)) {
         added.add(f.getKey());
-        System.out.printf("RealJarsIT: the agent breaks %s%n  with the agent:    %s%n"
-            + "  without the agent: %s%n", f.getKey(), readable(f.getValue()),
+        System.out.printf(
+            "RealJarsIT: the agent breaks %s%n  with the agent:    %s%n"
+                + "  without the agent: %s%n",
+            f.getKey(),
+            readable(f.getValue()),
             before == null ? "loads and links" : readable(before));
       } else if (!before.equals(f.getValue())) {
         otherMessage++;
       }
     }
-    int onlyWithout = (int) base.fails.keySet().stream()
-        .filter(k -> !with.fails.containsKey(k)).count();
-    List<String> agentLines = with.result.err().lines()
-        .filter(l -> l.startsWith("gmp4j:")).toList();
+    int onlyWithout =
+        (int) base.fails.keySet().stream().filter(k -> !with.fails.containsKey(k)).count();
+    List<String> agentLines =
+        with.result.err().lines().filter(l -> l.startsWith("gmp4j:")).toList();
     agentLines.stream().limit(10).forEach(l -> System.out.println("RealJarsIT: stderr " + l));
-    System.out.printf("RealJarsIT: %d jars, %d classes; loaded and linked %d without the"
-        + " agent, %d with it; changed by the agent %d (%.0f%%); failures without the agent %d,"
-        + " with it %d, added by the agent %d (same type, other message %d; only without the"
-        + " agent %d); %d gmp4j: lines; both runs in %.1f s (with the agent %.1f s, without"
-        + " %.1f s)%n", jars.size(), classes, linkedWithout, linkedWith, changed,
-        100.0 * changed / classes, base.fails.size(), with.fails.size(), added.size(),
-        otherMessage, onlyWithout, agentLines.size(), wallMs / 1000.0, with.ms / 1000.0,
+    System.out.printf(
+        "RealJarsIT: %d jars, %d classes; loaded and linked %d without the"
+            + " agent, %d with it; changed by the agent %d (%.0f%%); failures without the agent %d,"
+            + " with it %d, added by the agent %d (same type, other message %d; only without the"
+            + " agent %d); %d gmp4j: lines; both runs in %.1f s (with the agent %.1f s, without"
+            + " %.1f s)%n",
+        jars.size(),
+        classes,
+        linkedWithout,
+        linkedWith,
+        changed,
+        100.0 * changed / classes,
+        base.fails.size(),
+        with.fails.size(),
+        added.size(),
+        otherMessage,
+        onlyWithout,
+        agentLines.size(),
+        wallMs / 1000.0,
+        with.ms / 1000.0,
         base.ms / 1000.0);
     StringBuilder versions = new StringBuilder();
-    byVersion.forEach((v, n) -> versions.append(versions.isEmpty() ? "" : ", ").append(v)
-        .append(": ").append(n[1]).append(" of ").append(n[0]));
-    System.out.println("RealJarsIT: classes changed by the agent, by class-file version: "
-        + versions);
+    byVersion.forEach(
+        (v, n) ->
+            versions
+                .append(versions.isEmpty() ? "" : ", ")
+                .append(v)
+                .append(": ")
+                .append(n[1])
+                .append(" of ")
+                .append(n[0]));
+    System.out.println(
+        "RealJarsIT: classes changed by the agent, by class-file version: " + versions);
     if (!added.isEmpty()) {
       problems.add("the agent adds " + added.size() + " load or link failures: " + added);
     }
@@ -221,15 +284,17 @@ class RealJarsIT {
       jars = DEFAULT;
     } else if (which.equals("all")) {
       try (Stream<Path> s = Files.list(DIR)) {
-        jars = s.filter(Files::isDirectory).map(p -> p.getFileName().toString()).sorted()
-            .toList();
+        jars = s.filter(Files::isDirectory).map(p -> p.getFileName().toString()).sorted().toList();
       }
     } else {
       jars = List.of(which.split(","));
     }
     for (String jar : jars) {
-      assertTrue(Files.isDirectory(DIR.resolve(jar)), DIR.resolve(jar) + " is missing: run"
-          + " through the reactor's verify, whose pre-integration-test phase copies the jars");
+      assertTrue(
+          Files.isDirectory(DIR.resolve(jar)),
+          DIR.resolve(jar)
+              + " is missing: run"
+              + " through the reactor's verify, whose pre-integration-test phase copies the jars");
     }
     return jars;
   }
@@ -248,8 +313,11 @@ class RealJarsIT {
   }
 
   /** One child's result; {@code fails} maps "JAR CLASS" to its error, one line. */
-  private record Run(ChildJvm.Result result, Map<String, Map<String, String>> jars,
-      Map<String, String> fails, long ms) {}
+  private record Run(
+      ChildJvm.Result result,
+      Map<String, Map<String, String>> jars,
+      Map<String, String> fails,
+      long ms) {}
 
   private static Run run(List<String> jars, String... agents) {
     List<String> jvm = new ArrayList<>(FLAGS);

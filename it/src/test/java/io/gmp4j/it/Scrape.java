@@ -18,8 +18,8 @@ import java.util.regex.Pattern;
  * parser; the tests that only read values (ServersIT, GrafanaDashboardIT) use this.
  */
 record Scrape(String text, Map<String, Double> samples) {
-  private static final HttpClient HTTP = HttpClient.newBuilder()
-      .connectTimeout(Duration.ofSeconds(5)).build();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private static final Pattern SAMPLE =
       Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*\\})?\\s+(\\S+)");
@@ -30,8 +30,10 @@ record Scrape(String text, Map<String, Double> samples) {
   }
 
   static String get(String url) throws Exception {
-    HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(url))
-        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+            HttpResponse.BodyHandlers.ofString());
     if (r.statusCode() != 200) {
       throw new IllegalStateException(url + ": status " + r.statusCode() + "\n" + r.body());
     }
@@ -43,8 +45,8 @@ record Scrape(String text, Map<String, Double> samples) {
     for (String line : text.split("\n")) {
       Matcher m = SAMPLE.matcher(line);
       if (!line.startsWith("#") && m.find()) {
-        samples.put(m.group(1) + (m.group(2) == null ? "" : m.group(2)),
-            Double.parseDouble(m.group(3)));
+        samples.put(
+            m.group(1) + (m.group(2) == null ? "" : m.group(2)), Double.parseDouble(m.group(3)));
       }
     }
     return new Scrape(text, samples);

@@ -46,19 +46,21 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @Timeout(600)
 class ServersIT {
-  private static final boolean BENCH = !System.getProperty("servers.bench", "").isEmpty()
-      && !System.getProperty("servers.bench").equals("false");
+  private static final boolean BENCH =
+      !System.getProperty("servers.bench", "").isEmpty()
+          && !System.getProperty("servers.bench").equals("false");
 
   /** The default build's short runs: about 15 s per server, both JVMs included. */
-  private static final Settings QUICK = new Settings(Duration.ofMillis(1000),
-      Duration.ofMillis(1000), Duration.ofMillis(2000), 200, 8);
+  private static final Settings QUICK =
+      new Settings(
+          Duration.ofMillis(1000), Duration.ofMillis(1000), Duration.ofMillis(2000), 200, 8);
 
-  private static final Settings LONG = new Settings(Duration.ofSeconds(2), Duration.ofSeconds(10),
-      Duration.ofSeconds(10), 200, 8);
+  private static final Settings LONG =
+      new Settings(Duration.ofSeconds(2), Duration.ofSeconds(10), Duration.ofSeconds(10), 200, 8);
 
   @ParameterizedTest(name = "{0}")
-  @ValueSource(classes = {JdkServer.class, JettyServer.class, HelidonServer.class,
-      TomcatServer.class})
+  @ValueSource(
+      classes = {JdkServer.class, JettyServer.class, HelidonServer.class, TomcatServer.class})
   void lightRequestsStayFastBesideCpuRequests(Class<?> server) throws Exception {
     if (BENCH) {
       List<Run> runs = ServersBench.run(agent(""), 3, LONG, List.of(server));
@@ -70,33 +72,45 @@ class ServersIT {
       }
       return;
     }
-    Run def = ServersBench.measure(server, null, List.of(), QUICK,
-        p -> carrier(p, "@ForkJoinPool"), null);
+    Run def =
+        ServersBench.measure(
+            server, null, List.of(), QUICK, p -> carrier(p, "@ForkJoinPool"), null);
     int port = freePort();
     String base = "http://127.0.0.1:" + port;
     List<Scrape> scrapes = new ArrayList<>();
     String[] schedtrace = {""};
-    Run gmp = ServersBench.measure(server, agent("exporter.port=" + port), List.of(), QUICK,
-        p -> {
-          carrier(p, "@gmp-m");
-          scrapes.add(scrape(base));
-        },
-        tick -> {
-          // on the client's ticker thread: a failure here shows as too few scrapes, with why
-          try {
-            scrapes.add(Scrape.of(base + "/metrics"));
-            schedtrace[0] = Scrape.get(base + "/debug/schedtrace?detail=1");
-          } catch (Exception e) {
-            schedtrace[0] = "scrape failed: " + e;
-          }
-        });
+    Run gmp =
+        ServersBench.measure(
+            server,
+            agent("exporter.port=" + port),
+            List.of(),
+            QUICK,
+            p -> {
+              carrier(p, "@gmp-m");
+              scrapes.add(scrape(base));
+            },
+            tick -> {
+              // on the client's ticker thread: a failure here shows as too few scrapes, with why
+              try {
+                scrapes.add(Scrape.of(base + "/metrics"));
+                schedtrace[0] = Scrape.get(base + "/debug/schedtrace?detail=1");
+              } catch (Exception e) {
+                schedtrace[0] = "scrape failed: " + e;
+              }
+            });
     check(def, gmp, schedtrace[0], scrapes);
   }
 
   /** The assertions of the class overview, for one pair of runs. */
   private static void check(Run def, Run gmp, String schedtrace, List<Scrape> scrapes) {
-    String both = def + "\n" + gmp + "\n--- gmp4j child's output ---\n" + gmp.output()
-        + "\n--- schedtrace at the last tick ---\n" + schedtrace;
+    String both =
+        def
+            + "\n"
+            + gmp
+            + "\n--- gmp4j child's output ---\n"
+            + gmp.output()
+            + "\n--- schedtrace at the last tick ---\n"
+            + schedtrace;
     for (Run r : List.of(def, gmp)) {
       assertEquals(0, r.a().lightFailed(), both);
       assertEquals(r.a().lightSent(), r.a().lightOk(), both);
@@ -130,12 +144,16 @@ class ServersIT {
     Scrape first = scrapes.get(0);
     Scrape last = scrapes.get(scrapes.size() - 1);
     String name = "gmp_sched_preemptions_honored_preemptions_total";
-    assertTrue(last.value(name) > first.value(name), "preemptions " + first.value(name) + " -> "
-        + last.value(name) + "\n" + last.text() + both);
-    assertTrue(last.value("gmp_sched_preemptions_requested_preemptions_total")
-        >= last.value(name), last.text());
-    assertTrue(last.value("gmp_sched_goroutines_created_goroutines_total")
-        > first.value("gmp_sched_goroutines_created_goroutines_total"), last.text());
+    assertTrue(
+        last.value(name) > first.value(name),
+        "preemptions " + first.value(name) + " -> " + last.value(name) + "\n" + last.text() + both);
+    assertTrue(
+        last.value("gmp_sched_preemptions_requested_preemptions_total") >= last.value(name),
+        last.text());
+    assertTrue(
+        last.value("gmp_sched_goroutines_created_goroutines_total")
+            > first.value("gmp_sched_goroutines_created_goroutines_total"),
+        last.text());
   }
 
   /** The light endpoint's answer names its thread: its carrier must start with {@code at}. */

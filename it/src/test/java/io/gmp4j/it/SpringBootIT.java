@@ -24,24 +24,31 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(900)
 class SpringBootIT {
-  private static final boolean BENCH = !System.getProperty("spring.bench", "").isEmpty()
-      && !System.getProperty("spring.bench").equals("false");
+  private static final boolean BENCH =
+      !System.getProperty("spring.bench", "").isEmpty()
+          && !System.getProperty("spring.bench").equals("false");
 
   @Test
   void springBootServesOnGmp4jUnderVerifyAll() throws Exception {
     String agent = ChildJvm.javaagent("").substring("-javaagent:".length());
     if (BENCH) {
       String baseline = System.getProperty("spring.bench.baseline", "");
-      List<SpringBench.Run> runs = SpringBench.run(agent,
-          Integer.getInteger("spring.bench.rounds", 3), baseline.isEmpty() ? null : baseline);
+      List<SpringBench.Run> runs =
+          SpringBench.run(
+              agent,
+              Integer.getInteger("spring.bench.rounds", 3),
+              baseline.isEmpty() ? null : baseline);
       System.out.println(SpringBench.table(runs));
       return;
     }
     try (ServerProcess p = new ServerProcess(SpringServer.class, agent, List.of(), 120);
         LoadClient client = new LoadClient("127.0.0.1", p.port())) {
       String body = Scrape.get("http://127.0.0.1:" + p.port() + "/light");
-      assertTrue(body.contains("\"ok\":true") && body.contains("VirtualThread[")
-          && body.contains("@gmp-m"), body + "\n" + p.output());
+      assertTrue(
+          body.contains("\"ok\":true")
+              && body.contains("VirtualThread[")
+              && body.contains("@gmp-m"),
+          body + "\n" + p.output());
       LoadClient.Result light = client.closed(16, 1_000, Duration.ofSeconds(60), 0);
       assertEquals(0, light.lightFailed(), light + "\n" + p.output());
       assertEquals(1_000, light.lightOk(), light + "\n" + p.output());
@@ -49,10 +56,19 @@ class SpringBootIT {
       assertEquals(0, beside.lightFailed() + beside.cpuFailed(), beside + "\n" + p.output());
       assertTrue(beside.lightOk() > 0 && beside.cpuOk() > 0, beside + "\n" + p.output());
       String out = p.output();
-      assertTrue(!out.contains("gmp4j: could not") && !out.contains("not installed")
-          && !out.contains("uninstrumented") && !out.contains("VerifyError"), out);
-      System.out.println("SpringBootIT: start-up " + SpringBench.startupMsOf(out)
-          + " ms under -Xverify:all; light " + light + "; beside CPU " + beside);
+      assertTrue(
+          !out.contains("gmp4j: could not")
+              && !out.contains("not installed")
+              && !out.contains("uninstrumented")
+              && !out.contains("VerifyError"),
+          out);
+      System.out.println(
+          "SpringBootIT: start-up "
+              + SpringBench.startupMsOf(out)
+              + " ms under -Xverify:all; light "
+              + light
+              + "; beside CPU "
+              + beside);
     }
   }
 }

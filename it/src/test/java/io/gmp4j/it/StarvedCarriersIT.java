@@ -54,27 +54,47 @@ class StarvedCarriersIT {
         // as root; elsewhere nice says so and runs them at 0): since timers are on the Ps and
         // carriers spin less, the child was starved for at most 19 ms at equal priority in one
         // run, under the 20 ms that the check below needs.
-        busy.add(new ProcessBuilder("taskset", "-c", "0", "nice", "-n", "-5", "sh", "-c",
-            "while :; do :; done").redirectErrorStream(true).start());
+        busy.add(
+            new ProcessBuilder(
+                    "taskset", "-c", "0", "nice", "-n", "-5", "sh", "-c", "while :; do :; done")
+                .redirectErrorStream(true)
+                .start());
       }
-      ChildJvm.Result r = ChildJvm.run(List.of("taskset", "-c", "0"),
-          List.of("-Xverify:all", ChildJvm.javaagent("gomaxprocs=2")), Map.of(),
-          StarvedCarriers.class, Duration.ofSeconds(90), String.valueOf(RUN_MS));
+      ChildJvm.Result r =
+          ChildJvm.run(
+              List.of("taskset", "-c", "0"),
+              List.of("-Xverify:all", ChildJvm.javaagent("gomaxprocs=2")),
+              Map.of(),
+              StarvedCarriers.class,
+              Duration.ofSeconds(90),
+              String.valueOf(RUN_MS));
       assertEquals(0, r.exit(), r.toString());
       long gap = Long.parseLong(r.value("max_spin_gap_ms"));
-      System.out.printf("StarvedCarriersIT: longest gap of a spinning thread %d ms, longest 1 ms"
-          + " sleep %s ms; honored=%s spins=%sM sleeps=%s pairs=%s handoffs=%s%n", gap,
-          r.value("max_gap_ms"), r.value("honored"), r.value("spins"), r.value("sleeps"),
-          r.value("pairs"), r.value("handoffs"));
-      assertTrue(gap > 20, "the OS never kept a spinning thread off the CPU for longer than"
-          + " preempt.handoff (longest gap: " + gap + " ms), so this run tests nothing\n" + r);
+      System.out.printf(
+          "StarvedCarriersIT: longest gap of a spinning thread %d ms, longest 1 ms"
+              + " sleep %s ms; honored=%s spins=%sM sleeps=%s pairs=%s handoffs=%s%n",
+          gap,
+          r.value("max_gap_ms"),
+          r.value("honored"),
+          r.value("spins"),
+          r.value("sleeps"),
+          r.value("pairs"),
+          r.value("handoffs"));
+      assertTrue(
+          gap > 20,
+          "the OS never kept a spinning thread off the CPU for longer than"
+              + " preempt.handoff (longest gap: "
+              + gap
+              + " ms), so this run tests nothing\n"
+              + r);
       assertTrue(Long.parseLong(r.value("honored")) > 0, "no G was preempted\n" + r);
       long handoffs = Long.parseLong(r.value("handoffs"));
-      assertTrue(handoffs <= MAX_HANDOFFS, handoffs + " Gs that honour preemption were handed"
-          + " off as hogs\n" + r);
+      assertTrue(
+          handoffs <= MAX_HANDOFFS,
+          handoffs + " Gs that honour preemption were handed" + " off as hogs\n" + r);
       // Every report line names at least one of them.
-      long reported = r.err().lines()
-          .filter(l -> ChildJvm.HANDOFF_REPORT.matcher(l).matches()).count();
+      long reported =
+          r.err().lines().filter(l -> ChildJvm.HANDOFF_REPORT.matcher(l).matches()).count();
       assertTrue(reported <= handoffs, r.toString());
     } finally {
       for (Process p : busy) {

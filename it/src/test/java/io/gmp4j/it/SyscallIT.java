@@ -41,14 +41,28 @@ class SyscallIT {
   @ValueSource(strings = {"sleep", "tcp", "pipe", "fifo"})
   void seedTable(String kind) throws Exception {
     assumeTrue(Files.isReadable(Path.of("/proc/self/status")), "needs Linux /proc");
-    ChildJvm.Result gmp = ChildJvm.withAgent("gomaxprocs=2", SyscallSeedTable.class, LIMIT,
-        kind, String.valueOf(N));
-    ChildJvm.Result jdk = ChildJvm.run(
-        List.of("-Xverify:all", "-Djdk.virtualThreadScheduler.parallelism=2"), Map.of(),
-        SyscallSeedTable.class, LIMIT, kind, String.valueOf(N));
-    System.out.println("SyscallIT seed table: " + kind + " gmp4j " + signed(delta(gmp))
-        + " threads, JDK default " + signed(delta(jdk)) + " threads, late VT ran in "
-        + late(gmp) + " (JDK default: " + late(jdk) + ")");
+    ChildJvm.Result gmp =
+        ChildJvm.withAgent("gomaxprocs=2", SyscallSeedTable.class, LIMIT, kind, String.valueOf(N));
+    ChildJvm.Result jdk =
+        ChildJvm.run(
+            List.of("-Xverify:all", "-Djdk.virtualThreadScheduler.parallelism=2"),
+            Map.of(),
+            SyscallSeedTable.class,
+            LIMIT,
+            kind,
+            String.valueOf(N));
+    System.out.println(
+        "SyscallIT seed table: "
+            + kind
+            + " gmp4j "
+            + signed(delta(gmp))
+            + " threads, JDK default "
+            + signed(delta(jdk))
+            + " threads, late VT ran in "
+            + late(gmp)
+            + " (JDK default: "
+            + late(jdk)
+            + ")");
 
     assertEquals(0, gmp.exit(), gmp.toString());
     assertEquals(String.valueOf(N), gmp.value("waiting"), gmp.toString());
@@ -71,10 +85,14 @@ class SyscallIT {
   @Test
   void fifoReadThroughAFileChannel() throws Exception {
     assumeTrue(Files.isReadable(Path.of("/proc/self/status")), "needs Linux /proc");
-    ChildJvm.Result gmp = ChildJvm.withAgent("gomaxprocs=2", SyscallSeedTable.class, LIMIT,
-        "fifo-channel", String.valueOf(N));
-    System.out.println("SyscallIT fifo-channel: gmp4j " + signed(delta(gmp))
-        + " threads, late VT ran in " + late(gmp));
+    ChildJvm.Result gmp =
+        ChildJvm.withAgent(
+            "gomaxprocs=2", SyscallSeedTable.class, LIMIT, "fifo-channel", String.valueOf(N));
+    System.out.println(
+        "SyscallIT fifo-channel: gmp4j "
+            + signed(delta(gmp))
+            + " threads, late VT ran in "
+            + late(gmp));
     assertEquals(0, gmp.exit(), gmp.toString());
     assertEquals(String.valueOf(N), gmp.value("waiting"), gmp.toString());
     assertTrue(delta(gmp) >= N - 20, gmp.toString());
@@ -90,8 +108,8 @@ class SyscallIT {
   @Test
   void testGCFairness() throws Exception {
     ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=1", GCFairness.class, LIMIT);
-    System.out.println("SyscallIT GCFairness: main's 10 ms sleep took " + r.value("sleep_ms")
-        + " ms");
+    System.out.println(
+        "SyscallIT GCFairness: main's 10 ms sleep took " + r.value("sleep_ms") + " ms");
     assertTrue(r.out().contains("OK\n"), r.toString());
   }
 
@@ -117,8 +135,9 @@ class SyscallIT {
    */
   @Test
   void numGoroutineLeavesOutTheJdkPollers() throws Exception {
-    assumeTrue(Files.isReadable(Path.of("/proc/self/status")), "JDK 25 runs pollers as virtual"
-        + " threads on Linux");
+    assumeTrue(
+        Files.isReadable(Path.of("/proc/self/status")),
+        "JDK 25 runs pollers as virtual" + " threads on Linux");
     ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=2", SystemGoroutines.class, LIMIT, "5");
     assertEquals(0, r.exit(), r.toString());
     assertEquals("5", r.value("num_goroutine"), r.toString());
@@ -131,7 +150,8 @@ class SyscallIT {
   private static int delta(ChildJvm.Result r) {
     String before = r.value("before");
     String after = r.value("after");
-    return before == null || after == null ? -1
+    return before == null || after == null
+        ? -1
         : Integer.parseInt(after) - Integer.parseInt(before);
   }
 

@@ -26,10 +26,16 @@ class TimersIT {
    */
   @Test
   void aSleeperBesideFourHogsAtTwoPsComesBackPromptly() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=2", SleepBesideHogs.class, LIMIT,
-        "4", "100", "trace");
-    System.out.println("TimersIT beside 4 hogs at 2 Ps, overshoot: p50=" + r.value("p50")
-        + "ms p90=" + r.value("p90") + "ms max=" + r.value("max") + "ms");
+    ChildJvm.Result r =
+        ChildJvm.withAgent("gomaxprocs=2", SleepBesideHogs.class, LIMIT, "4", "100", "trace");
+    System.out.println(
+        "TimersIT beside 4 hogs at 2 Ps, overshoot: p50="
+            + r.value("p50")
+            + "ms p90="
+            + r.value("p90")
+            + "ms max="
+            + r.value("max")
+            + "ms");
     assertEquals("100", r.value("sleeps"), r.toString());
     assertTrue(Double.parseDouble(r.value("p50")) < 57, r.toString());
   }
@@ -37,10 +43,16 @@ class TimersIT {
   /** With nothing else to run, a 1 ms sleep overshoots by well under a millisecond. */
   @Test
   void anIdleSleeperIsPrecise() throws Exception {
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=2", SleepBesideHogs.class, LIMIT,
-        "0", "200", "trace");
-    System.out.println("TimersIT idle, overshoot: p50=" + r.value("p50") + "ms p90="
-        + r.value("p90") + "ms max=" + r.value("max") + "ms");
+    ChildJvm.Result r =
+        ChildJvm.withAgent("gomaxprocs=2", SleepBesideHogs.class, LIMIT, "0", "200", "trace");
+    System.out.println(
+        "TimersIT idle, overshoot: p50="
+            + r.value("p50")
+            + "ms p90="
+            + r.value("p90")
+            + "ms max="
+            + r.value("max")
+            + "ms");
     assertEquals("200", r.value("sleeps"), r.toString());
     assertTrue(Double.parseDouble(r.value("p50")) < 5, r.toString());
   }

@@ -31,29 +31,45 @@ class TopIT {
 
   @Test
   void topLinesToAFileAndTheScreenOnATerminal() throws Exception {
-    try (LiveChild app = LiveChild.java(List.of("-Xverify:all"), Map.of(),
-        AttachWorkload.class, "3000")) {
+    try (LiveChild app =
+        LiveChild.java(List.of("-Xverify:all"), Map.of(), AttachWorkload.class, "3000")) {
       app.awaitOut(l -> l.startsWith("ready"), STEP);
       Path file = Files.createTempFile("gmp4j-top", ".txt");
       try {
-        Process top = new ProcessBuilder(ChildJvm.JAVA.toString(), "-jar",
-            LiveChild.agentJar().toString(), "top", Long.toString(app.pid()), "--attach",
-            "--count=3").redirectOutput(file.toFile()).redirectErrorStream(true).start();
+        Process top =
+            new ProcessBuilder(
+                    ChildJvm.JAVA.toString(),
+                    "-jar",
+                    LiveChild.agentJar().toString(),
+                    "top",
+                    Long.toString(app.pid()),
+                    "--attach",
+                    "--count=3")
+                .redirectOutput(file.toFile())
+                .redirectErrorStream(true)
+                .start();
         assertTrue(top.waitFor(STEP.toSeconds(), TimeUnit.SECONDS), "top did not end");
         String out = Files.readString(file);
         System.out.println("TopIT, stdout to a file:\n" + out);
         assertEquals(0, top.exitValue(), out + "\n" + app);
-        List<String> lines = out.lines().filter(l -> l.matches("\\d\\d:\\d\\d:\\d\\d .*"))
-            .toList();
+        List<String> lines = out.lines().filter(l -> l.matches("\\d\\d:\\d\\d:\\d\\d .*")).toList();
         assertEquals(3, lines.size(), out);
         for (String l : lines) {
-          assertTrue(l.matches("\\d\\d:\\d\\d:\\d\\d gomaxprocs=2 idleprocs=\\d+ runqueue=\\d+"
-              + " \\[\\d+ \\d+\\] threads=\\d+\\(running=\\d+ idle=\\d+ syscall=\\d+\\)"
-              + " goroutines=\\d+\\(running=\\d+ runnable=\\d+ waiting=\\d+\\)"
-              + " lat_p50=\\S+ lat_p99=\\S+.* longest=\\S+"), l);
+          assertTrue(
+              l.matches(
+                  "\\d\\d:\\d\\d:\\d\\d gomaxprocs=2 idleprocs=\\d+ runqueue=\\d+"
+                      + " \\[\\d+ \\d+\\] threads=\\d+\\(running=\\d+ idle=\\d+ syscall=\\d+\\)"
+                      + " goroutines=\\d+\\(running=\\d+ runnable=\\d+ waiting=\\d+\\)"
+                      + " lat_p50=\\S+ lat_p99=\\S+.* longest=\\S+"),
+              l);
         }
-        assertTrue(lines.get(2).matches(".* steals/s=\\d+ preempt/s=\\d+ handoffs/s=\\d+"
-            + " syscall_handoffs/s=\\d+ longest=.*"), lines.get(2));
+        assertTrue(
+            lines
+                .get(2)
+                .matches(
+                    ".* steals/s=\\d+ preempt/s=\\d+ handoffs/s=\\d+"
+                        + " syscall_handoffs/s=\\d+ longest=.*"),
+            lines.get(2));
         assertTrue(lines.stream().noneMatch(l -> l.contains("\033[")), out);
 
         Matcher m = Pattern.compile("endpoint (http://127\\.0\\.0\\.1:\\d+)").matcher(out);
@@ -61,32 +77,55 @@ class TopIT {
         String url = m.group(1);
 
         // On a terminal: the screen, redrawn.
-        LiveChild.Run screen = LiveChild.run(List.of("script", "-qec", ChildJvm.JAVA + " -jar "
-            + LiveChild.agentJar() + " top --url " + url + " --count=2", "/dev/null"), STEP);
-        System.out.println("TopIT, on a terminal:\n" + screen.out().replace("\033[H\033[2J",
-            "<clear>\n"));
+        LiveChild.Run screen =
+            LiveChild.run(
+                List.of(
+                    "script",
+                    "-qec",
+                    ChildJvm.JAVA
+                        + " -jar "
+                        + LiveChild.agentJar()
+                        + " top --url "
+                        + url
+                        + " --count=2",
+                    "/dev/null"),
+                STEP);
+        System.out.println(
+            "TopIT, on a terminal:\n" + screen.out().replace("\033[H\033[2J", "<clear>\n"));
         assertEquals(0, screen.exit(), screen.toString());
         assertTrue(screen.out().contains("\033[H\033[2J"), screen.toString());
-        for (String field : List.of("GOMAXPROCS 2  (", "P0   ", "P1   ", "global run queue ",
-            "threads ", "goroutines ", "scheduler latency (last interval): p50 <",
-            "per second: steals ", "ran longest")) {
+        for (String field :
+            List.of(
+                "GOMAXPROCS 2  (",
+                "P0   ",
+                "P1   ",
+                "global run queue ",
+                "threads ",
+                "goroutines ",
+                "scheduler latency (last interval): p50 <",
+                "per second: steals ",
+                "ran longest")) {
           assertTrue(screen.out().contains(field), field + " in\n" + screen);
         }
 
         // /debug/vars: the options and their sources, a live change included.
         String vars = get(url + "/debug/vars");
-        assertTrue(vars.contains("\"exporter.port\": {\"value\": \"" + url.replaceAll(".*:", "")
-            + "\", \"source\": \"attach\""), vars);
-        assertTrue(vars.contains("\"timeslice\": {\"value\": \"10ms\", \"source\": \"default\""),
+        assertTrue(
+            vars.contains(
+                "\"exporter.port\": {\"value\": \""
+                    + url.replaceAll(".*:", "")
+                    + "\", \"source\": \"attach\""),
             vars);
-        assertTrue(vars.contains("\"gomaxprocs\": {\"value\": \"2\", \"source\": \"default\""),
-            vars);
-        LiveChild.Run live = LiveChild.gmp4j(STEP, "attach", Long.toString(app.pid()),
-            "timeslice=5ms");
+        assertTrue(
+            vars.contains("\"timeslice\": {\"value\": \"10ms\", \"source\": \"default\""), vars);
+        assertTrue(
+            vars.contains("\"gomaxprocs\": {\"value\": \"2\", \"source\": \"default\""), vars);
+        LiveChild.Run live =
+            LiveChild.gmp4j(STEP, "attach", Long.toString(app.pid()), "timeslice=5ms");
         assertEquals(0, live.exit(), live.toString());
         vars = get(url + "/debug/vars");
-        assertTrue(vars.contains("\"timeslice\": {\"value\": \"5ms\", \"source\": \"attach\""),
-            vars);
+        assertTrue(
+            vars.contains("\"timeslice\": {\"value\": \"5ms\", \"source\": \"attach\""), vars);
         System.out.println("TopIT /debug/vars:\n" + vars);
       } finally {
         Files.deleteIfExists(file);
@@ -95,9 +134,11 @@ class TopIT {
   }
 
   private static String get(String url) throws Exception {
-    HttpResponse<String> r = HttpClient.newHttpClient().send(
-        HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
     assertEquals(200, r.statusCode(), r.body());
     return r.body();
   }

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import example.apps.JfrWorkload;
+import java.awt.image.BufferedImage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -25,13 +26,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import jdk.jfr.Recording;
-import jdk.jfr.consumer.RecordedEvent;
-import jdk.jfr.consumer.RecordingFile;
-import java.awt.image.BufferedImage;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.imageio.ImageIO;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,8 +70,13 @@ class TraceToolIT {
     dir = Files.createTempDirectory("gmp4j-trace-it-");
     rec = dir.resolve("workload.jfr");
     Path work = Files.createDirectory(dir.resolve("work"));
-    ChildJvm.Result r = ChildJvm.withAgent("gomaxprocs=2,jfr=" + rec + ",jfr.settings=detail",
-        JfrWorkload.class, LIMIT, work.toString(), "1000");
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "gomaxprocs=2,jfr=" + rec + ",jfr.settings=detail",
+            JfrWorkload.class,
+            LIMIT,
+            work.toString(),
+            "1000");
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.out().lines().anyMatch("OK"::equals), r.toString());
     events = RecordingFile.readAllEvents(rec);
@@ -97,8 +102,8 @@ class TraceToolIT {
   }
 
   static Cli gmp4j(String... args) throws IOException, InterruptedException {
-    List<String> cmd = new ArrayList<>(List.of(ChildJvm.JAVA.toString(), "-jar",
-        ChildJvm.AGENT.toString()));
+    List<String> cmd =
+        new ArrayList<>(List.of(ChildJvm.JAVA.toString(), "-jar", ChildJvm.AGENT.toString()));
     cmd.addAll(Arrays.asList(args));
     Process p = new ProcessBuilder(cmd).start();
     ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -112,18 +117,21 @@ class TraceToolIT {
     }
     d1.join(5_000);
     d2.join(5_000);
-    return new Cli(p.exitValue(), out.toString(StandardCharsets.UTF_8),
-        err.toString(StandardCharsets.UTF_8));
+    return new Cli(
+        p.exitValue(), out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 
   private static Thread drain(InputStream in, ByteArrayOutputStream sink) {
-    return Thread.ofPlatform().daemon().start(() -> {
-      try (in) {
-        in.transferTo(sink);
-      } catch (IOException ignored) {
-        // the process died; its exit status says so
-      }
-    });
+    return Thread.ofPlatform()
+        .daemon()
+        .start(
+            () -> {
+              try (in) {
+                in.transferTo(sink);
+              } catch (IOException ignored) {
+                // the process died; its exit status says so
+              }
+            });
   }
 
   private static List<RecordedEvent> of(String type) {
@@ -156,15 +164,18 @@ class TraceToolIT {
         groupSyscall += g.get("syscallNs").get("sum").asLong();
       }
       assertEquals(exec, groupExec, "run time over the groups vs the GoRun durations");
-      assertEquals(of("gmp4j.GoSyscall").stream().mapToLong(e -> e.getDuration().toNanos())
-          .sum(), groupSyscall, "syscall time over the groups vs the GoSyscall durations");
+      assertEquals(
+          of("gmp4j.GoSyscall").stream().mapToLong(e -> e.getDuration().toNanos()).sum(),
+          groupSyscall,
+          "syscall time over the groups vs the GoSyscall durations");
       assertEquals(of("gmp4j.ProcHandoff").size(), j.get("events").get("handoffs").asLong());
       assertEquals(of("gmp4j.RunqSteal").size(), j.get("events").get("steals").asLong());
-      assertEquals(of("gmp4j.PreemptRequest").size(),
-          j.get("events").get("preemptionRequests").asLong());
+      assertEquals(
+          of("gmp4j.PreemptRequest").size(), j.get("events").get("preemptionRequests").asLong());
       assertEquals(2, j.get("events").get("gomaxprocsChanges").asInt());
-      assertEquals(runs.stream().mapToLong(e -> e.getDuration("schedLatency").toNanos()).max()
-          .orElseThrow(), j.get("schedLatency").get("allNs").get("max").asLong());
+      assertEquals(
+          runs.stream().mapToLong(e -> e.getDuration("schedLatency").toNanos()).max().orElseThrow(),
+          j.get("schedLatency").get("allNs").get("max").asLong());
       // the top runner is the G with the most run time in the recording. On a quiet machine
       // that is the 1 s hog; on a loaded one a ping G's runs also hold the time its carrier was
       // descheduled while it was mounted (seen: one ping run of 1.04 s), so the order is checked
@@ -196,8 +207,9 @@ class TraceToolIT {
       // the sorter ignored preemption in Arrays.sort, and the summary names its frames
       boolean sorter = false;
       for (JsonNode i : j.get("ignoredPreemption")) {
-        sorter |= i.get("group").asText().equals("sorter")
-            && i.get("frames").toString().contains("java.util.");
+        sorter |=
+            i.get("group").asText().equals("sorter")
+                && i.get("frames").toString().contains("java.util.");
       }
       assertTrue(sorter, j.get("ignoredPreemption").toString());
       assertEquals(2, j.get("procs").size());
@@ -214,26 +226,52 @@ class TraceToolIT {
     double steal = j.get("events").get("stealRatioPercent").asDouble();
     long ignored = j.get("events").get("preemptionsIgnored").asLong();
     assertTrue(handoffs >= 2 && ignored >= 1 && steal > 0, j.get("events").toString());
-    Cli ok = gmp4j("trace", "check", rec.toString(),
-        "--max-sched-latency", "p99=" + (p99 / 1000 + 1) + "us",
-        "--max-steal-ratio", (Math.ceil(steal) + 1) + "%",
-        "--max-handoffs", Long.toString(handoffs),
-        "--max-preemptions-ignored", Long.toString(ignored), "--min-schedulings", "1000");
+    Cli ok =
+        gmp4j(
+            "trace",
+            "check",
+            rec.toString(),
+            "--max-sched-latency",
+            "p99=" + (p99 / 1000 + 1) + "us",
+            "--max-steal-ratio",
+            (Math.ceil(steal) + 1) + "%",
+            "--max-handoffs",
+            Long.toString(handoffs),
+            "--max-preemptions-ignored",
+            Long.toString(ignored),
+            "--min-schedulings",
+            "1000");
     System.out.println("TraceToolIT: gmp4j trace check (pass)\n" + ok.out());
     assertEquals(0, ok.exit(), ok.toString());
     assertEquals("", ok.err(), ok.toString());
-    Cli bad = gmp4j("trace", "check", rec.toString(), "--max-handoffs", "0",
-        "--max-sched-latency", "p99=" + (p99 / 1000 - 1) + "us",
-        "--max-steal-ratio", (Math.floor(steal * 100) / 200) + "%");
+    Cli bad =
+        gmp4j(
+            "trace",
+            "check",
+            rec.toString(),
+            "--max-handoffs",
+            "0",
+            "--max-sched-latency",
+            "p99=" + (p99 / 1000 - 1) + "us",
+            "--max-steal-ratio",
+            (Math.floor(steal * 100) / 200) + "%");
     System.out.println("TraceToolIT: gmp4j trace check (fail)\n" + bad.out() + bad.err());
     assertEquals(1, bad.exit(), bad.toString());
     List<String> lines = bad.err().lines().toList();
     assertEquals(4, lines.size(), bad.toString());
-    assertEquals("gmp4j: trace check: limit broken: --max-handoffs 0, measured " + handoffs,
-        lines.get(0));
-    assertTrue(lines.get(1).startsWith("gmp4j: trace check: limit broken: --max-sched-latency"
-        + " p99=" + (p99 / 1000 - 1) + "us, measured "), lines.get(1));
-    assertTrue(lines.get(2).startsWith("gmp4j: trace check: limit broken: --max-steal-ratio"),
+    assertEquals(
+        "gmp4j: trace check: limit broken: --max-handoffs 0, measured " + handoffs, lines.get(0));
+    assertTrue(
+        lines
+            .get(1)
+            .startsWith(
+                "gmp4j: trace check: limit broken: --max-sched-latency"
+                    + " p99="
+                    + (p99 / 1000 - 1)
+                    + "us, measured "),
+        lines.get(1));
+    assertTrue(
+        lines.get(2).startsWith("gmp4j: trace check: limit broken: --max-steal-ratio"),
         lines.get(2));
     assertTrue(lines.get(3).startsWith("gmp4j: trace check: 3 of 3 limits broken"));
   }
@@ -281,8 +319,9 @@ class TraceToolIT {
           assertTrue(e.has(f) && e.get(f).isNumber(), "X without " + f + ": " + e);
         }
         assertEquals(0, e.get("pid").asInt(), e.toString());
-        slices.computeIfAbsent(e.get("tid").asInt(), k -> new ArrayList<>()).add(new long[] {
-            ns(e.get("ts")), ns(e.get("ts")) + ns(e.get("dur"))});
+        slices
+            .computeIfAbsent(e.get("tid").asInt(), k -> new ArrayList<>())
+            .add(new long[] {ns(e.get("ts")), ns(e.get("ts")) + ns(e.get("dur"))});
         runs += e.get("cat").asText().equals("run") ? 1 : 0;
       }
     }
@@ -298,14 +337,30 @@ class TraceToolIT {
           open.remove(open.size() - 1);
         }
         if (!open.isEmpty() && x[1] > open.get(open.size() - 1)[1]) {
-          fail("Proc " + lane.getKey() + ": [" + x[0] + ", " + x[1] + "] partly overlaps ["
-              + open.get(open.size() - 1)[0] + ", " + open.get(open.size() - 1)[1] + "]");
+          fail(
+              "Proc "
+                  + lane.getKey()
+                  + ": ["
+                  + x[0]
+                  + ", "
+                  + x[1]
+                  + "] partly overlaps ["
+                  + open.get(open.size() - 1)[0]
+                  + ", "
+                  + open.get(open.size() - 1)[1]
+                  + "]");
         }
         open.add(x);
       }
     }
-    System.out.println("TraceToolIT: perfetto " + c.out().strip() + ", " + runs + " runs on "
-        + lanes.size() + " lanes");
+    System.out.println(
+        "TraceToolIT: perfetto "
+            + c.out().strip()
+            + ", "
+            + runs
+            + " runs on "
+            + lanes.size()
+            + " lanes");
   }
 
   @Test
@@ -323,8 +378,16 @@ class TraceToolIT {
       r.stop();
       r.dump(plain);
     }
-    Map<Path, String> expect = Map.of(empty, "empty file", text, "not a JFR recording",
-        cut, "truncated JFR recording", plain, "a JFR recording with no gmp4j events");
+    Map<Path, String> expect =
+        Map.of(
+            empty,
+            "empty file",
+            text,
+            "not a JFR recording",
+            cut,
+            "truncated JFR recording",
+            plain,
+            "a JFR recording with no gmp4j events");
     for (var e : expect.entrySet()) {
       Cli c = gmp4j("trace", "summary", e.getKey().toString());
       assertEquals(2, c.exit(), c.toString());
@@ -354,8 +417,8 @@ class TraceToolIT {
     }
     Path shots = Files.createDirectory(dir.resolve("chromium"));
     Path net = shots.resolve("net.json");
-    String dom = browser(chromium, shots, "--log-net-log=" + net, "--dump-dom",
-        html.toUri().toString());
+    String dom =
+        browser(chromium, shots, "--log-net-log=" + net, "--dump-dom", html.toUri().toString());
     Set<Integer> ps = new TreeSet<>();
     for (RecordedEvent e : of("gmp4j.GoRun")) {
       ps.add(e.getInt("p"));
@@ -371,26 +434,44 @@ class TraceToolIT {
     assertEquals(of("gmp4j.GoRun").size(), rects, "a rect per run");
     assertEquals(List.of(), pageRequests(net), "requests made by the page");
     // the control: a page that fetches shows its requests in the same log
-    Path leak = Files.writeString(shots.resolve("leak.html"), "<html><body>"
-        + "<img src=\"http://127.0.0.1:9/x.png\"><script>fetch('http://127.0.0.1:9/y')"
-        + "</script></body></html>");
+    Path leak =
+        Files.writeString(
+            shots.resolve("leak.html"),
+            "<html><body>"
+                + "<img src=\"http://127.0.0.1:9/x.png\"><script>fetch('http://127.0.0.1:9/y')"
+                + "</script></body></html>");
     Path net2 = shots.resolve("net2.json");
     browser(chromium, shots, "--log-net-log=" + net2, "--dump-dom", leak.toUri().toString());
-    assertTrue(pageRequests(net2).contains("http://127.0.0.1:9/y"), pageRequests(net2)
-        .toString());
+    assertTrue(pageRequests(net2).contains("http://127.0.0.1:9/y"), pageRequests(net2).toString());
 
     Path png = shots.resolve("report.png");
-    browser(chromium, shots, "--window-size=1400,1000", "--hide-scrollbars",
-        "--screenshot=" + png, html.toUri().toString());
+    browser(
+        chromium,
+        shots,
+        "--window-size=1400,1000",
+        "--hide-scrollbars",
+        "--screenshot=" + png,
+        html.toUri().toString());
     BufferedImage img = ImageIO.read(png.toFile());
     int lanesRows = colourfulRows(img);
-    System.out.println("TraceToolIT: html " + Files.size(html) + " bytes; screenshot " + png
-        + " " + img.getWidth() + "x" + img.getHeight() + ", " + lanesRows
-        + " rows with slices of 3+ colours");
+    System.out.println(
+        "TraceToolIT: html "
+            + Files.size(html)
+            + " bytes; screenshot "
+            + png
+            + " "
+            + img.getWidth()
+            + "x"
+            + img.getHeight()
+            + ", "
+            + lanesRows
+            + " rows with slices of 3+ colours");
     // two lanes of 20 px: the rows where runs of several groups show side by side
     assertTrue(lanesRows >= 20, "the screenshot shows no timeline: " + lanesRows + " rows");
     if (System.getProperty("trace.keep") != null) {
-      Files.copy(png, Path.of(System.getProperty("trace.keep")),
+      Files.copy(
+          png,
+          Path.of(System.getProperty("trace.keep")),
           java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
   }
@@ -405,22 +486,36 @@ class TraceToolIT {
           return Path.of(c);
         }
       }
-      line = "chromium-missing=no " + file + " (the build runs it/scripts/chromium.sh) and no"
-          + " /usr/bin/chromium";
+      line =
+          "chromium-missing=no "
+              + file
+              + " (the build runs it/scripts/chromium.sh) and no"
+              + " /usr/bin/chromium";
     }
-    Assumptions.assumeTrue(line.startsWith("chromium="),
-        "no headless browser for the HTML screenshot: " + line);
+    Assumptions.assumeTrue(
+        line.startsWith("chromium="), "no headless browser for the HTML screenshot: " + line);
     return Path.of(line.substring("chromium=".length()));
   }
 
   /** Runs headless Chromium with its own profile and no background traffic; its stdout. */
   private static String browser(Path chromium, Path dir, String... args)
       throws IOException, InterruptedException {
-    List<String> cmd = new ArrayList<>(List.of(chromium.toString(), "--headless",
-        "--no-sandbox", "--disable-gpu", "--user-data-dir=" + dir.resolve("profile"),
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--disable-default-apps", "--disable-extensions",
-        "--disable-domain-reliability", "--no-default-browser-check"));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                chromium.toString(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--user-data-dir=" + dir.resolve("profile"),
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-default-apps",
+                "--disable-extensions",
+                "--disable-domain-reliability",
+                "--no-default-browser-check"));
     cmd.addAll(Arrays.asList(args));
     Process p = new ProcessBuilder(cmd).start();
     ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -446,12 +541,13 @@ class TraceToolIT {
    */
   private static List<String> pageRequests(Path netLog) throws IOException {
     JsonNode log = new ObjectMapper().readTree(netLog.toFile());
-    int startJob = log.get("constants").get("logEventTypes").get("URL_REQUEST_START_JOB")
-        .asInt();
+    int startJob = log.get("constants").get("logEventTypes").get("URL_REQUEST_START_JOB").asInt();
     List<String> urls = new ArrayList<>();
     for (JsonNode e : log.get("events")) {
       JsonNode params = e.get("params");
-      if (e.get("type").asInt() == startJob && params != null && params.has("url")
+      if (e.get("type").asInt() == startJob
+          && params != null
+          && params.has("url")
           && params.path("network_isolation_key").asText().startsWith("file://")
           && !params.get("url").asText().startsWith("file:")) {
         urls.add(params.get("url").asText());

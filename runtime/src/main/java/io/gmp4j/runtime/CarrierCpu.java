@@ -111,8 +111,8 @@ final class CarrierCpu {
     if (tid <= 0) {
       return -1;
     }
-    try (FileChannel ch = FileChannel.open(Path.of("/proc/self/task/" + tid + name),
-        StandardOpenOption.READ)) {
+    try (FileChannel ch =
+        FileChannel.open(Path.of("/proc/self/task/" + tid + name), StandardOpenOption.READ)) {
       return Math.max(0, ch.read(ByteBuffer.wrap(b)));
     } catch (IOException | RuntimeException e) {
       return -1; // the M ended, or no such file in this kernel

@@ -33,24 +33,34 @@ public final class Config {
     KEYS.put("timeslice", "a duration such as 10ms, 500us or 1s (at least 100us)");
     KEYS.put("asyncpreemptoff", "0 or 1");
     KEYS.put("updatemaxprocs", "0 or 1: 0 stops sysmon from following the CPU limit (Go 1.25)");
-    KEYS.put("preempt.handoff", "a duration such as 20ms, 500us or 1s (at least 100us), or 0 or"
-        + " off to keep the P of a goroutine that ignores preemption (the default with"
-        + " asyncpreemptoff=1)");
+    KEYS.put(
+        "preempt.handoff",
+        "a duration such as 20ms, 500us or 1s (at least 100us), or 0 or"
+            + " off to keep the P of a goroutine that ignores preemption (the default with"
+            + " asyncpreemptoff=1)");
     KEYS.put("preempt.include", "class-name globs separated by ; or |, e.g. com.acme.*");
     KEYS.put("preempt.exclude", "class-name globs separated by ; or |, e.g. com.acme.gen.*");
     KEYS.put("preempt.prologue", "0 or 1");
-    KEYS.put("preempt.retransform", "0 or 1: 0 leaves the classes loaded before an attach"
-        + " without polls (default 1)");
-    KEYS.put("inittrace", "0 or 1: print one line with the agent's start-up phases and their"
-        + " times (Go's GODEBUG=inittrace=1)");
-    KEYS.put("preempt.report", "0 or 1: print one line at exit with the classes that got polls"
-        + " and those left alone");
+    KEYS.put(
+        "preempt.retransform",
+        "0 or 1: 0 leaves the classes loaded before an attach" + " without polls (default 1)");
+    KEYS.put(
+        "inittrace",
+        "0 or 1: print one line with the agent's start-up phases and their"
+            + " times (Go's GODEBUG=inittrace=1)");
+    KEYS.put(
+        "preempt.report",
+        "0 or 1: print one line at exit with the classes that got polls" + " and those left alone");
     KEYS.put("maxthreads", "a positive integer: the limit on gmp4j's threads (Go's SetMaxThreads)");
     KEYS.put("maxthreads.exceeded", "fatal (Go: print and exit 2) or queue (start no thread)");
-    KEYS.put("idlethreadtimeout", "a duration such as 30s: how long an idle thread waits before"
-        + " it exits (at least 100us)");
-    KEYS.put("timers", "p (the timeouts of timed parks on the Ps' timer heaps, as Go; with the"
-        + " agent) or jdk (on the JDK's timer threads)");
+    KEYS.put(
+        "idlethreadtimeout",
+        "a duration such as 30s: how long an idle thread waits before"
+            + " it exits (at least 100us)");
+    KEYS.put(
+        "timers",
+        "p (the timeouts of timed parks on the Ps' timer heaps, as Go; with the"
+            + " agent) or jdk (on the JDK's timer threads)");
     KEYS.put("exporter.port", "a TCP port 1-65535 for the agent's HTTP endpoint, 0 for off");
     KEYS.put("exporter.host", "the address the endpoint binds to, e.g. 127.0.0.1 or 0.0.0.0");
     // Read by the agent only (io.gmp4j.agent.jfr); defined here so that one table validates all.
@@ -60,8 +70,8 @@ public final class Config {
     KEYS.put("flightrecorder.maxsize", "a size such as 10MiB, 64m or 1g (at least 1MiB)");
     KEYS.put("flightrecorder.dir", "a directory for the flight recorder's dumps");
     KEYS.put("flightrecorder.latency", "a duration such as 50ms (at least 100us), or off");
-    KEYS.put("flightrecorder.settings",
-        "detail (gmp4j-detail.jfc), default (gmp4j.jfc) or a .jfc file");
+    KEYS.put(
+        "flightrecorder.settings", "detail (gmp4j-detail.jfc), default (gmp4j.jfc) or a .jfc file");
   }
 
   /** Keys that GMPDEBUG may set, as GODEBUG sets Go's. */
@@ -85,8 +95,11 @@ public final class Config {
   public static String check(String key, String value) {
     String want = KEYS.get(key);
     if (want == null) {
-      throw new IllegalArgumentException("gmp4j: unknown option \"" + key + "\"; valid options: "
-          + String.join(", ", KEYS.keySet()));
+      throw new IllegalArgumentException(
+          "gmp4j: unknown option \""
+              + key
+              + "\"; valid options: "
+              + String.join(", ", KEYS.keySet()));
     }
     String v = value == null ? "" : value.trim();
     try {
@@ -120,8 +133,13 @@ public final class Config {
             throw new NumberFormatException();
           }
         }
-        case "scheddetail", "asyncpreemptoff", "preempt.prologue", "preempt.report", "inittrace",
-            "updatemaxprocs", "preempt.retransform" -> {
+        case "scheddetail",
+            "asyncpreemptoff",
+            "preempt.prologue",
+            "preempt.report",
+            "inittrace",
+            "updatemaxprocs",
+            "preempt.retransform" -> {
           if (!v.equals("0") && !v.equals("1")) {
             throw new NumberFormatException();
           }
@@ -153,8 +171,8 @@ public final class Config {
         }
       }
     } catch (NumberFormatException | ArithmeticException e) {
-      throw new IllegalArgumentException("gmp4j: bad value \"" + value + "\" for option " + key
-          + ": want " + want);
+      throw new IllegalArgumentException(
+          "gmp4j: bad value \"" + value + "\" for option " + key + ": want " + want);
     }
     return v;
   }
@@ -170,12 +188,13 @@ public final class Config {
     } else if (s.endsWith("b")) {
       s = s.substring(0, s.length() - 1);
     }
-    long unit = switch (s.isEmpty() ? ' ' : s.charAt(s.length() - 1)) {
-      case 'k' -> 1L << 10;
-      case 'm' -> 1L << 20;
-      case 'g' -> 1L << 30;
-      default -> 1;
-    };
+    long unit =
+        switch (s.isEmpty() ? ' ' : s.charAt(s.length() - 1)) {
+          case 'k' -> 1L << 10;
+          case 'm' -> 1L << 20;
+          case 'g' -> 1L << 30;
+          default -> 1;
+        };
     String num = unit == 1 ? s : s.substring(0, s.length() - 1);
     long n = Math.multiplyExact(Long.parseLong(num.trim()), unit);
     if (n < (1L << 20) || n > (1L << 40)) {
@@ -226,9 +245,11 @@ public final class Config {
         try {
           return check(key, env);
         } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException("gmp4j: bad GOMAXPROCS value \"" + env
-              + "\": want a positive integer, e.g. GOMAXPROCS="
-              + Runtime.getRuntime().availableProcessors());
+          throw new IllegalArgumentException(
+              "gmp4j: bad GOMAXPROCS value \""
+                  + env
+                  + "\": want a positive integer, e.g. GOMAXPROCS="
+                  + Runtime.getRuntime().availableProcessors());
         }
       }
     }
@@ -249,8 +270,12 @@ public final class Config {
       int eq = item.indexOf('=');
       String k = eq < 0 ? item.trim() : item.substring(0, eq).trim();
       if (eq < 0 || !GMPDEBUG_KEYS.contains(k)) {
-        throw new IllegalArgumentException("gmp4j: bad GMPDEBUG item \"" + item + "\": want "
-            + "key=value with key one of " + String.join(", ", GMPDEBUG_KEYS));
+        throw new IllegalArgumentException(
+            "gmp4j: bad GMPDEBUG item \""
+                + item
+                + "\": want "
+                + "key=value with key one of "
+                + String.join(", ", GMPDEBUG_KEYS));
       }
       out.put(k, check(k, item.substring(eq + 1)));
     }
@@ -264,9 +289,11 @@ public final class Config {
       try {
         return Integer.parseInt(check("gomaxprocs", prop));
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("gmp4j: bad -Dgmp.gomaxprocs value \"" + prop
-            + "\": want a positive integer, e.g. -Dgmp.gomaxprocs="
-            + Runtime.getRuntime().availableProcessors());
+        throw new IllegalArgumentException(
+            "gmp4j: bad -Dgmp.gomaxprocs value \""
+                + prop
+                + "\": want a positive integer, e.g. -Dgmp.gomaxprocs="
+                + Runtime.getRuntime().availableProcessors());
       }
     }
     String v = get("gomaxprocs");

@@ -71,21 +71,21 @@ final class Goroutine implements Executor {
   private static final long SEQ_ONE = STATUS_MASK + 1;
 
   /** 'Status', held in code. */
-  static final StateTable TABLE = new StateTable("G status",
-      "idle", "runnable", "running", "syscall", "waiting", null, "dead")
-      .edge(IDLE, RUNNABLE, "ready")
-      .edge(WAITING, RUNNABLE, "ready")
-      .edge(RUNNING, RUNNABLE, "ready")
-      .edge(SYSCALL, RUNNABLE, "ready")
-      .edge(RUNNABLE, RUNNING, "execute")
-      .edge(RUNNING, WAITING, "park")
-      .edge(RUNNING, SYSCALL, "entersyscall")
-      .edge(SYSCALL, RUNNING, "exitsyscall")
-      .edge(IDLE, DEAD, "gdestroy")
-      .edge(RUNNABLE, DEAD, "gdestroy")
-      .edge(RUNNING, DEAD, "gdestroy")
-      .edge(SYSCALL, DEAD, "gdestroy")
-      .edge(WAITING, DEAD, "gdestroy");
+  static final StateTable TABLE =
+      new StateTable("G status", "idle", "runnable", "running", "syscall", "waiting", null, "dead")
+          .edge(IDLE, RUNNABLE, "ready")
+          .edge(WAITING, RUNNABLE, "ready")
+          .edge(RUNNING, RUNNABLE, "ready")
+          .edge(SYSCALL, RUNNABLE, "ready")
+          .edge(RUNNABLE, RUNNING, "execute")
+          .edge(RUNNING, WAITING, "park")
+          .edge(RUNNING, SYSCALL, "entersyscall")
+          .edge(SYSCALL, RUNNING, "exitsyscall")
+          .edge(IDLE, DEAD, "gdestroy")
+          .edge(RUNNABLE, DEAD, "gdestroy")
+          .edge(RUNNING, DEAD, "gdestroy")
+          .edge(SYSCALL, DEAD, "gdestroy")
+          .edge(WAITING, DEAD, "gdestroy");
 
   private static final VarHandle STATE;
   private static final VarHandle PREEMPT;
@@ -95,8 +95,8 @@ final class Goroutine implements Executor {
     try {
       STATE = MethodHandles.lookup().findVarHandle(Goroutine.class, "state", long.class);
       PREEMPT = MethodHandles.lookup().findVarHandle(Goroutine.class, "preempt", boolean.class);
-      TRACE_RUNNABLE_SINCE = MethodHandles.lookup()
-          .findVarHandle(Goroutine.class, "traceRunnableSince", long.class);
+      TRACE_RUNNABLE_SINCE =
+          MethodHandles.lookup().findVarHandle(Goroutine.class, "traceRunnableSince", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -379,8 +379,15 @@ final class Goroutine implements Executor {
   @Override
   public String toString() {
     Machine mp = m;
-    return "G" + goid + "{status=" + status() + "(" + waitReason + ") m="
-        + (mp == null ? "nil" : mp.id) + "}";
+    return "G"
+        + goid
+        + "{status="
+        + status()
+        + "("
+        + waitReason
+        + ") m="
+        + (mp == null ? "nil" : mp.id)
+        + "}";
   }
 
   /**

@@ -364,7 +364,8 @@ final class HogHandoff {
    */
   private boolean notIgnoring(Machine mp, long cpuAtStart, long sinceCpuMoved) {
     Goroutine gp = mp.curg;
-    if (unmounting(gp) || sched.lock.hasQueuedThread(mp)
+    if (unmounting(gp)
+        || sched.lock.hasQueuedThread(mp)
         || (gp != null && sched.lock.hasQueuedThread(gp.thread))) {
       return true;
     }
@@ -390,9 +391,12 @@ final class HogHandoff {
    */
   static boolean unmounting(Goroutine gp) {
     int js = gp == null ? -1 : VirtualThreads.state(gp.thread);
-    return js == VirtualThreads.PARKING || js == VirtualThreads.TIMED_PARKING
-        || js == VirtualThreads.YIELDING || js == VirtualThreads.YIELDED
-        || js == VirtualThreads.BLOCKING || js == VirtualThreads.WAITING
+    return js == VirtualThreads.PARKING
+        || js == VirtualThreads.TIMED_PARKING
+        || js == VirtualThreads.YIELDING
+        || js == VirtualThreads.YIELDED
+        || js == VirtualThreads.BLOCKING
+        || js == VirtualThreads.WAITING
         || js == VirtualThreads.TIMED_WAITING;
   }
 
@@ -409,10 +413,16 @@ final class HogHandoff {
   /** Prints the suppressed count once the second is over. Called by sysmon every cycle. */
   void flushReports(long now) {
     if (suppressed > 0 && now - lastReport >= REPORT_PERIOD_NS) {
-      System.err.println("gmp4j: " + suppressed + " more goroutine"
-          + (suppressed == 1 ? "" : "s") + " ignored preemption in the last "
-          + millis(now - lastReport) + "; " + (suppressed == 1 ? "its P was" : "their Ps were")
-          + " handed to other Ms");
+      System.err.println(
+          "gmp4j: "
+              + suppressed
+              + " more goroutine"
+              + (suppressed == 1 ? "" : "s")
+              + " ignored preemption in the last "
+              + millis(now - lastReport)
+              + "; "
+              + (suppressed == 1 ? "its P was" : "their Ps were")
+              + " handed to other Ms");
       lastReport = now;
       suppressed = 0;
     }
@@ -424,10 +434,12 @@ final class HogHandoff {
       return;
     }
     boolean pinned = parkedPinned(gp);
-    StringBuilder sb = new StringBuilder(200).append("gmp4j: goroutine ")
-        .append(gp == null ? "?" : String.valueOf(gp.goid))
-        .append(pinned ? " blocked its thread while pinned for " : " ignored preemption for ")
-        .append(millis(ignoredNs));
+    StringBuilder sb =
+        new StringBuilder(200)
+            .append("gmp4j: goroutine ")
+            .append(gp == null ? "?" : String.valueOf(gp.goid))
+            .append(pinned ? " blocked its thread while pinned for " : " ignored preemption for ")
+            .append(millis(ignoredNs));
     String frames = gp == null ? "" : topFrames(gp.thread);
     if (!frames.isEmpty()) {
       sb.append(" (running ").append(frames).append(')');

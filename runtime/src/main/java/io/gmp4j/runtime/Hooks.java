@@ -28,7 +28,8 @@ public final class Hooks {
       Thread creator = Thread.currentThread();
       if (creator.isVirtual()) {
         Executor inherited = VirtualThreads.scheduler(creator);
-        if (!(inherited instanceof Goroutine) && inherited != s.adopter
+        if (!(inherited instanceof Goroutine)
+            && inherited != s.adopter
             && !VirtualThreads.isDefaultScheduler(inherited)) {
           return inherited;
         }
@@ -47,11 +48,13 @@ public final class Hooks {
    * option timers=jdk, an M whose P sysmon retook, any failure). See 'Timers on the P' in
    * {@link Timers}. Never throws.
    */
-  public static java.util.concurrent.Future<?> schedule(Executor scheduler, Runnable task,
-      long delay, java.util.concurrent.TimeUnit unit) {
+  public static java.util.concurrent.Future<?> schedule(
+      Executor scheduler, Runnable task, long delay, java.util.concurrent.TimeUnit unit) {
     try {
-      if (scheduler instanceof Goroutine gp && gp.sched.timersOnP
-          && Thread.currentThread() instanceof Machine mp && mp.sched == gp.sched) {
+      if (scheduler instanceof Goroutine gp
+          && gp.sched.timersOnP
+          && Thread.currentThread() instanceof Machine mp
+          && mp.sched == gp.sched) {
         // The M's P only under a claim: sysmon may retake it from a run ('Hog hand-off').
         Processor pp = mp.tryClaimP(false);
         if (pp != null) {
@@ -90,8 +93,7 @@ public final class Hooks {
         // Read-only, so no claim: a P that sysmon just retook ('Hog hand-off' in HogHandoff)
         // gives at worst a wrong guess, and a spin that is or is not skipped.
         Processor pp = mp == null ? null : mp.p;
-        return s.gomaxprocs <= s.npidle + s.nmspinning.get() + 1
-            || (pp != null && !pp.runqEmpty());
+        return s.gomaxprocs <= s.npidle + s.nmspinning.get() + 1 || (pp != null && !pp.runqEmpty());
       }
     } catch (Throwable ignored) {
       // fall through: the JDK's answer stands
@@ -137,8 +139,7 @@ public final class Hooks {
   public static boolean enterNetpoll() {
     try {
       Thread t = Thread.currentThread();
-      if (t.isVirtual() && VirtualThreads.scheduler(t) instanceof Goroutine gp
-          && !gp.inNetpoll) {
+      if (t.isVirtual() && VirtualThreads.scheduler(t) instanceof Goroutine gp && !gp.inNetpoll) {
         gp.inNetpoll = true;
         return true;
       }

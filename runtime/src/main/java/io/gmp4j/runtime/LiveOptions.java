@@ -37,8 +37,12 @@ public final class LiveOptions {
       case "scheddetail" -> sm.setSchedtrace(sm.schedtraceNow(), value.equals("1"));
       case "timeslice" -> sm.setTimeslice(nanos(value));
       case "preempt.handoff" -> sm.setHandoff(value.equals("off") ? 0 : nanos(value));
-      default -> throw new IllegalArgumentException("gmp4j: option " + key
-          + " cannot change in a running JVM; live options: " + String.join(", ", KEYS));
+      default ->
+          throw new IllegalArgumentException(
+              "gmp4j: option "
+                  + key
+                  + " cannot change in a running JVM; live options: "
+                  + String.join(", ", KEYS));
     }
     return before.get(key);
   }
@@ -57,9 +61,13 @@ public final class LiveOptions {
     m.put("timeslice", millis(sm.timesliceNow()));
     long h = sm.handoffNow();
     m.put("preempt.handoff", h == 0 ? "off" : millis(h));
-    m.put("gomaxprocs.source", s.customGomaxprocs ? "fixed"
-        : sm.followsCpuLimit() ? "CPU limit: " + MaxProcsLimit.lastReason
-        : "CPU limit at start, updatemaxprocs=0: " + MaxProcsLimit.lastReason);
+    m.put(
+        "gomaxprocs.source",
+        s.customGomaxprocs
+            ? "fixed"
+            : sm.followsCpuLimit()
+                ? "CPU limit: " + MaxProcsLimit.lastReason
+                : "CPU limit at start, updatemaxprocs=0: " + MaxProcsLimit.lastReason);
     m.put("gomaxprocs.updates", String.valueOf(MaxProcsLimit.UPDATES.sum()));
     return m;
   }

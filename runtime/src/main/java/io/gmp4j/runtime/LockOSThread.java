@@ -47,8 +47,7 @@ final class LockOSThread {
     }
     Machine mp = gp.runningM();
     if (mp.lockedg != null && mp.lockedg != gp) {
-      throw new InternalError("lockOSThread: M" + mp.id + " already locked to G"
-          + mp.lockedg.goid);
+      throw new InternalError("lockOSThread: M" + mp.id + " already locked to G" + mp.lockedg.goid);
     }
     if (++mp.lockedExt == 1) {
       gp.lockedm = mp;

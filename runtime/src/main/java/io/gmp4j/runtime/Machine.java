@@ -362,8 +362,13 @@ final class Machine extends Thread {
       if (traceRunBegin != 0) {
         // Readied since this run began: it parked or yielded here, and ran to its end on another
         // M before this one looked (its carrier may be descheduled right after the unmount).
-        Trace.runEnd(this, gp, ran, !gp.readiedSince(ran) ? Trace.END_EXIT
-            : traceYield < 0 ? Trace.END_BLOCK : traceYield, "", traceStop);
+        Trace.runEnd(
+            this,
+            gp,
+            ran,
+            !gp.readiedSince(ran) ? Trace.END_EXIT : traceYield < 0 ? Trace.END_BLOCK : traceYield,
+            "",
+            traceStop);
       }
       sched.gdestroy(gp);
       if (lockedg == gp) {
@@ -374,7 +379,8 @@ final class Machine extends Thread {
         exiting = true;
       }
     } else if (js == VirtualThreads.RUNNING
-        && VirtualThreads.carrier(gp.thread) instanceof Machine other && other != this) {
+        && VirtualThreads.carrier(gp.thread) instanceof Machine other
+        && other != this) {
       // A spurious submit: JDK 25's stack walker resubmits a thread that may have run while it
       // was suspended, and here it had, so our runContinuation returned at once. The G runs on
       // another M, which stays its M.
@@ -388,8 +394,8 @@ final class Machine extends Thread {
       gp.waitReason = WaitReasons.of(gp, js);
       gp.waitSince = sched.coarseNow;
       if (traceRunBegin != 0) {
-        Trace.runEnd(this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield,
-            gp.waitReason, traceStop);
+        Trace.runEnd(
+            this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield, gp.waitReason, traceStop);
       }
     } else if (traceRunBegin != 0) {
       // Readied meanwhile: it yielded, or it parked and was woken before we looked.
@@ -742,8 +748,8 @@ final class Machine extends Thread {
     p = null;
     int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
     if (PHold.state(h) != PHold.G_BUSY) {
-      throw new InternalError("entersyscall: M" + id + " phold " + PHold.toString(h)
-          + " not claimed");
+      throw new InternalError(
+          "entersyscall: M" + id + " phold " + PHold.toString(h) + " not claimed");
     }
     setPHoldRelease(h, PHold.with(h, PHold.SYSCALL), "enterSyscall"); // sysmon ignores this M
     pp.setStatus(Processor.SYSCALL, "enterSyscall"); // publishes the unwiring to sysmon's CAS
@@ -766,7 +772,8 @@ final class Machine extends Thread {
       // sysmon, which retakes it at its next cycle, and must not be acquired on top.
       return true;
     }
-    if (pp != null && pp.status() == Processor.SYSCALL
+    if (pp != null
+        && pp.status() == Processor.SYSCALL
         && pp.casStatus(Processor.SYSCALL, Processor.IDLE, "exitSyscallFast")) {
       acquireP(pp);
       pp.syscalltick++; // single writer: the M that holds the P
@@ -902,8 +909,8 @@ final class Machine extends Thread {
       int h = (int) PHOLD.getVolatile(this);
       int st = PHold.state(h);
       if (st == PHold.SCHED || st == PHold.G_BUSY) {
-        throw new InternalError("execute: M" + id + " phold " + PHold.toString(h)
-            + " after the run");
+        throw new InternalError(
+            "execute: M" + id + " phold " + PHold.toString(h) + " after the run");
       }
       // The run number stays: sysmon tells runs apart by it. Full fence, pairs with sysmon's CAS
       // in tryRetakeP: one of the two fails.
@@ -946,8 +953,9 @@ final class Machine extends Thread {
         case PHold.SYSCALL -> {
           return null;
         }
-        default -> throw new InternalError("tryClaimP: M" + id + " phold " + PHold.toString(h)
-            + " is busy");
+        default ->
+            throw new InternalError(
+                "tryClaimP: M" + id + " phold " + PHold.toString(h) + " is busy");
       }
     }
   }
@@ -1053,8 +1061,18 @@ final class Machine extends Thread {
   public String toString() {
     Processor pp = p;
     Goroutine g = curg;
-    return "M" + id + "{p=" + (pp == null ? "nil" : pp.id) + " curg="
-        + (g == null ? "nil" : g.goid) + " phold=" + PHold.toString((int) PHOLD.getVolatile(this))
-        + " spinning=" + spinning + " blocked=" + parked + "}";
+    return "M"
+        + id
+        + "{p="
+        + (pp == null ? "nil" : pp.id)
+        + " curg="
+        + (g == null ? "nil" : g.goid)
+        + " phold="
+        + PHold.toString((int) PHOLD.getVolatile(this))
+        + " spinning="
+        + spinning
+        + " blocked="
+        + parked
+        + "}";
   }
 }

@@ -68,10 +68,16 @@ final class MaxProcsLimit {
     boolean limited = jdk < threadAffinity;
     int procs = limited ? Math.min(ncpu, Math.max(2, jdk)) : ncpu;
     procs = Math.max(1, procs);
-    lastReason = "affinity " + ncpu + (ncpu == 1 ? " CPU" : " CPUs")
-        + (limited ? ", CPU limit " + jdk + " (the JDK's availableProcessors)"
-            + (jdk < 2 && procs == 2 ? ", raised to 2 as Go 1.25 does" : "")
-            : ", no CPU limit");
+    lastReason =
+        "affinity "
+            + ncpu
+            + (ncpu == 1 ? " CPU" : " CPUs")
+            + (limited
+                ? ", CPU limit "
+                    + jdk
+                    + " (the JDK's availableProcessors)"
+                    + (jdk < 2 && procs == 2 ? ", raised to 2 as Go 1.25 does" : "")
+                : ", no CPU limit");
     return procs;
   }
 
@@ -102,7 +108,12 @@ final class MaxProcsLimit {
         continue;
       }
       int dash = p.indexOf('-');
-      n += dash < 0 ? 1 : Integer.parseInt(p.substring(dash + 1)) - Integer.parseInt(p.substring(0, dash)) + 1;
+      n +=
+          dash < 0
+              ? 1
+              : Integer.parseInt(p.substring(dash + 1))
+                  - Integer.parseInt(p.substring(0, dash))
+                  + 1;
     }
     return n;
   }

@@ -113,18 +113,18 @@ final class PHold {
   static final int RUN_ONE = STATE_MASK + 1;
 
   /** 'The phold word', held in code. */
-  static final StateTable TABLE = new StateTable("phold",
-      "SCHED", "G", "G_BUSY", "SYSCALL", "RETAKEN")
-      .edge(SCHED, G, "openPHold")
-      .edge(G, G_BUSY, "tryClaimP")
-      .edge(G_BUSY, G, "unclaimP")
-      .edge(G_BUSY, SYSCALL, "enterSyscall")
-      .edge(SYSCALL, G, "exitSyscallFast", "tryReacquireP")
-      .edge(G, RETAKEN, "tryRetakeP")
-      .edge(RETAKEN, G, "tryReacquireP")
-      .edge(G, SCHED, "closePHold")
-      .edge(SYSCALL, SCHED, "closePHold")
-      .edge(RETAKEN, SCHED, "closePHold");
+  static final StateTable TABLE =
+      new StateTable("phold", "SCHED", "G", "G_BUSY", "SYSCALL", "RETAKEN")
+          .edge(SCHED, G, "openPHold")
+          .edge(G, G_BUSY, "tryClaimP")
+          .edge(G_BUSY, G, "unclaimP")
+          .edge(G_BUSY, SYSCALL, "enterSyscall")
+          .edge(SYSCALL, G, "exitSyscallFast", "tryReacquireP")
+          .edge(G, RETAKEN, "tryRetakeP")
+          .edge(RETAKEN, G, "tryReacquireP")
+          .edge(G, SCHED, "closePHold")
+          .edge(SYSCALL, SCHED, "closePHold")
+          .edge(RETAKEN, SCHED, "closePHold");
 
   private PHold() {}
 
@@ -155,14 +155,22 @@ final class PHold {
    */
   static boolean check(String fn, Machine mp, int from, int to) {
     TABLE.check(fn, mp, state(from), state(to));
-    boolean newRun = switch (fn) {
-      case "openPHold", "exitSyscallFast", "tryReacquireP" -> true;
-      default -> false;
-    };
+    boolean newRun =
+        switch (fn) {
+          case "openPHold", "exitSyscallFast", "tryReacquireP" -> true;
+          default -> false;
+        };
     int want = newRun ? run(from) + RUN_ONE : run(from);
     if (run(to) != want) {
-      throw new InternalError(fn + ": " + mp + " phold " + toString(from) + " → " + toString(to)
-          + (newRun ? " must take a new run number" : " must keep the run number"));
+      throw new InternalError(
+          fn
+              + ": "
+              + mp
+              + " phold "
+              + toString(from)
+              + " → "
+              + toString(to)
+              + (newRun ? " must take a new run number" : " must keep the run number"));
     }
     return true;
   }

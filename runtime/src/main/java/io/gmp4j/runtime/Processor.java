@@ -82,23 +82,25 @@ import java.util.concurrent.locks.LockSupport;
 final class Processor {
   static final int IDLE = 0;
   static final int RUNNING = 1;
+
   /** Go 1.25's _Psyscall (Go 1.26 reads "in a syscall" off the G instead); see Syscall. */
   static final int SYSCALL = 2;
+
   static final int GCSTOP = 3;
   static final int DEAD = 4;
 
   /** 'P status', held in code. */
-  static final StateTable TABLE = new StateTable("P status",
-      "idle", "running", "syscall", "gcstop", "dead")
-      .edge(GCSTOP, IDLE, "procresize", "pidleput")
-      .edge(IDLE, IDLE, "pidleput")
-      .edge(IDLE, RUNNING, "acquireP")
-      .edge(RUNNING, IDLE, "releaseP", "HogHandoff.retake")
-      .edge(RUNNING, SYSCALL, "enterSyscall")
-      .edge(SYSCALL, IDLE, "exitSyscallFast", "Sysmon.retake")
-      .edge(SYSCALL, GCSTOP, "enterSyscall", "stopTheWorld")
-      .edge(IDLE, GCSTOP, "gcstopM", "handoffP", "stopTheWorld")
-      .edge(GCSTOP, DEAD, "procresize");
+  static final StateTable TABLE =
+      new StateTable("P status", "idle", "running", "syscall", "gcstop", "dead")
+          .edge(GCSTOP, IDLE, "procresize", "pidleput")
+          .edge(IDLE, IDLE, "pidleput")
+          .edge(IDLE, RUNNING, "acquireP")
+          .edge(RUNNING, IDLE, "releaseP", "HogHandoff.retake")
+          .edge(RUNNING, SYSCALL, "enterSyscall")
+          .edge(SYSCALL, IDLE, "exitSyscallFast", "Sysmon.retake")
+          .edge(SYSCALL, GCSTOP, "enterSyscall", "stopTheWorld")
+          .edge(IDLE, GCSTOP, "gcstopM", "handoffP", "stopTheWorld")
+          .edge(GCSTOP, DEAD, "procresize");
 
   /** len(pp.runq) in Go. A power of two, so a slot index is {@code i & RUNQ_MASK}. */
   static final int RUNQ_SIZE = 256;
@@ -153,8 +155,8 @@ final class Processor {
   private boolean checkSet(int to, String fn) {
     int from = status;
     if (from == SYSCALL) {
-      throw new InternalError(fn + ": " + this + " " + TABLE.name(from) + " → " + TABLE.name(to)
-          + " must be a CAS");
+      throw new InternalError(
+          fn + ": " + this + " " + TABLE.name(from) + " → " + TABLE.name(to) + " must be a CAS");
     }
     return TABLE.check(fn, this, from, to);
   }
@@ -501,8 +503,18 @@ final class Processor {
   @Override
   public String toString() {
     Machine mp = m;
-    return "P" + id + "{status=" + status + " schedtick=" + schedtick() + " m="
-        + (mp == null ? "nil" : mp.id) + " runqsize=" + runqSize() + " runnext="
-        + (runnext == null ? "nil" : runnext.goid) + "}";
+    return "P"
+        + id
+        + "{status="
+        + status
+        + " schedtick="
+        + schedtick()
+        + " m="
+        + (mp == null ? "nil" : mp.id)
+        + " runqsize="
+        + runqSize()
+        + " runnext="
+        + (runnext == null ? "nil" : runnext.goid)
+        + "}";
   }
 }

@@ -286,8 +286,12 @@ public final class Sched {
       s.queueOnThreadLimit = Config.queueOnThreadLimit();
       s.idleThreadTimeoutNanos = Config.idleThreadTimeoutNanos();
       s.timersOnP = Config.timersOnP();
-      s.startSysmon(Config.timesliceNanos(), Config.handoffNanos(), Config.schedtraceMillis(),
-          Config.scheddetail(), Config.updateMaxProcs());
+      s.startSysmon(
+          Config.timesliceNanos(),
+          Config.handoffNanos(),
+          Config.schedtraceMillis(),
+          Config.scheddetail(),
+          Config.updateMaxProcs());
       Trace.install(s);
       instance = s;
     }
@@ -299,13 +303,16 @@ public final class Sched {
    * the first G: by {@link #get} for the process-wide scheduler, and by white-box tests for a
    * scheduler of their own.
    */
-  void startSysmon(long forcePreemptNs, long handoffNs, int schedtraceMs, boolean scheddetail,
+  void startSysmon(
+      long forcePreemptNs,
+      long handoffNs,
+      int schedtraceMs,
+      boolean scheddetail,
       boolean followCpuLimit) {
     if (sysmon != null) {
       throw new InternalError("startSysmon: sysmon already running");
     }
-    sysmon = new Sysmon(this, forcePreemptNs, handoffNs, schedtraceMs, scheddetail,
-        followCpuLimit);
+    sysmon = new Sysmon(this, forcePreemptNs, handoffNs, schedtraceMs, scheddetail, followCpuLimit);
     sysmon.start();
   }
 
@@ -389,8 +396,10 @@ public final class Sched {
     Processor pp = mp == null ? null : mp.tryClaimP(reacquire);
     boolean toRunnext = false;
     // Timed before the put: once queued, the G may run on another M before this line returns.
-    Object unblock = !yielded && was != Goroutine.IDLE && Trace.on(Trace.GO_UNBLOCK)
-        ? Trace.unblockBegin(gp) : null;
+    Object unblock =
+        !yielded && was != Goroutine.IDLE && Trace.on(Trace.GO_UNBLOCK)
+            ? Trace.unblockBegin(gp)
+            : null;
     if (pp == null) {
       if (outside) {
         runq.globRunqPutWoken(gp); // case 3: see 'Wake-ups from JDK threads'
@@ -758,7 +767,6 @@ public final class Sched {
     return n == ret ? ret : stw.resize(n, true);
   }
 
-
   // ------------------------------------------------------------------------------------------
   // Misc
 
@@ -783,12 +791,16 @@ public final class Sched {
     return allgs.snapshot().stream()
         .filter(g -> !g.system) // as Go's traceback leaves out system goroutines
         .sorted((a, b) -> Long.compare(a.goid, b.goid))
-        .map(g -> {
-          int st = g.status();
-          return new io.gmp4j.GoroutineInfo(g.goid, Goroutine.statusName(st),
-              st == Goroutine.WAITING ? g.waitReason : "",
-              st == Goroutine.WAITING ? Math.max(0, now - g.waitSince) : 0, g.thread);
-        })
+        .map(
+            g -> {
+              int st = g.status();
+              return new io.gmp4j.GoroutineInfo(
+                  g.goid,
+                  Goroutine.statusName(st),
+                  st == Goroutine.WAITING ? g.waitReason : "",
+                  st == Goroutine.WAITING ? Math.max(0, now - g.waitSince) : 0,
+                  g.thread);
+            })
         .toList();
   }
 

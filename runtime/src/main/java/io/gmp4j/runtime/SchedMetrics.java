@@ -20,77 +20,144 @@ final class SchedMetrics {
   private SchedMetrics() {}
 
   /** Every metric {@link #read} returns, in its order, with Go's descriptions (verbatim). */
-  static final List<MetricDescription> ALL = List.of(
-      go("/sched/gomaxprocs:threads", Kind.GAUGE, "The current runtime.GOMAXPROCS setting, or"
-          + " the number of operating system threads that can execute user-level Go code"
-          + " simultaneously."),
-      go("/sched/goroutines-created:goroutines", Kind.COUNTER,
-          "Count of goroutines created since program start."),
-      go("/sched/goroutines/not-in-go:goroutines", Kind.GAUGE, "Approximate count of goroutines"
-          + " running or blocked in a system call or cgo call. Not guaranteed to add up to"
-          + " /sched/goroutines:goroutines with other goroutine metrics."),
-      go("/sched/goroutines/runnable:goroutines", Kind.GAUGE, "Approximate count of goroutines"
-          + " ready to execute, but not executing. Not guaranteed to add up to"
-          + " /sched/goroutines:goroutines with other goroutine metrics."),
-      go("/sched/goroutines/running:goroutines", Kind.GAUGE, "Approximate count of goroutines"
-          + " executing. Always less than or equal to /sched/gomaxprocs:threads. Not guaranteed"
-          + " to add up to /sched/goroutines:goroutines with other goroutine metrics."),
-      go("/sched/goroutines/waiting:goroutines", Kind.GAUGE, "Approximate count of goroutines"
-          + " waiting on a resource (I/O or sync primitives). Not guaranteed to add up to"
-          + " /sched/goroutines:goroutines with other goroutine metrics."),
-      go("/sched/goroutines:goroutines", Kind.GAUGE, "Count of live goroutines."),
-      go("/sched/latencies:seconds", Kind.HISTOGRAM, "Distribution of the time goroutines have"
-          + " spent in the scheduler in a runnable state before actually running. Bucket counts"
-          + " increase monotonically."),
-      go("/sched/pauses/stopping/other:seconds", Kind.HISTOGRAM, "Distribution of individual"
-          + " non-GC-related stop-the-world stopping latencies. This is the time it takes from"
-          + " deciding to stop the world until all Ps are stopped. This is a subset of the total"
-          + " non-GC-related stop-the-world time (/sched/pauses/total/other:seconds). During"
-          + " this time, some threads may be executing. Bucket counts increase monotonically."),
-      go("/sched/pauses/total/other:seconds", Kind.HISTOGRAM, "Distribution of individual"
-          + " non-GC-related stop-the-world pause latencies. This is the time from deciding to"
-          + " stop the world until the world is started again. Some of this time is spent"
-          + " getting all threads to stop (measured directly in"
-          + " /sched/pauses/stopping/other:seconds). Bucket counts increase monotonically."),
-      go("/sched/threads/total:threads", Kind.GAUGE,
-          "The current count of live threads that are owned by the Go runtime."),
-      extra("/sched/gomaxprocs/changes:changes", Kind.COUNTER,
-          "Count of GOMAXPROCS changes since program start, by the program or by sysmon"
-              + " following the CPU limit."),
-      extra("/sched/gomaxprocs/updates:changes", Kind.COUNTER, "Count of GOMAXPROCS changes"
-          + " sysmon made to follow the CPU limit or affinity (Go 1.25's updatemaxprocs)."),
-      extra("/sched/preemptions/requested:preemptions", Kind.COUNTER, "Count of requests to"
-          + " yield made to goroutines whose time slice ran out (sysmon, stop-the-world)."),
-      extra("/sched/preemptions/honored:preemptions", Kind.COUNTER, "Count of preemption"
-          + " requests that a goroutine honored at a poll by yielding."),
-      extra("/sched/timeslice/overruns:overruns", Kind.COUNTER, "Count of times sysmon found a P"
-          + " running the same time slice for longer than the time slice: Gs over the time"
-          + " slice."),
-      extra("/sched/steals:steals", Kind.COUNTER,
-          "Count of successful work-stealing operations between Ps."),
-      extra("/sched/steals/goroutines:goroutines", Kind.COUNTER,
-          "Count of goroutines moved between Ps by work stealing."),
-      extra("/sched/runnext/hits:goroutines", Kind.COUNTER, "Count of goroutines run from a P's"
-          + " runnext slot, inheriting the time slice."),
-      extra("/sched/syscalls/handoffs:handoffs", Kind.COUNTER,
-          "Count of Ps handed off from a goroutine blocked in a system call to another thread."),
-      extra("/sched/preemptions/handoffs:handoffs", Kind.COUNTER, "Count of Ps handed off to"
-          + " another thread from a goroutine that ignored a preemption request for longer than"
-          + " preempt.handoff (code without preemption polls, or pinned)."),
-      extra("/sched/runqueue/global:goroutines", Kind.GAUGE,
-          "Approximate length of the global run queue."),
-      extra("/sched/runqueue/local:goroutines", Kind.PER_P, "Approximate length of each P's"
-          + " local run queue, runnext included, indexed by P id."),
-      extra("/sched/procs/idle:procs", Kind.GAUGE, "Count of Ps on the idle list."),
-      extra("/sched/threads/idle:threads", Kind.GAUGE,
-          "Count of threads parked on the idle list."),
-      extra("/sched/threads/spinning:threads", Kind.GAUGE,
-          "Count of threads holding a P and looking for work to steal."),
-      extra("/sched/instrumentation/classes/instrumented:classes", Kind.COUNTER, "Count of"
-          + " classes the agent gave preemption polls since program start."),
-      extra("/sched/instrumentation/classes/skipped:classes", Kind.COUNTER, "Count of classes"
-          + " the agent was handed and left without polls since program start: excluded, no"
-          + " loops, old version, too large, failed (see the agent's /debug/instrumentation)."));
+  static final List<MetricDescription> ALL =
+      List.of(
+          go(
+              "/sched/gomaxprocs:threads",
+              Kind.GAUGE,
+              "The current runtime.GOMAXPROCS setting, or"
+                  + " the number of operating system threads that can execute user-level Go code"
+                  + " simultaneously."),
+          go(
+              "/sched/goroutines-created:goroutines",
+              Kind.COUNTER,
+              "Count of goroutines created since program start."),
+          go(
+              "/sched/goroutines/not-in-go:goroutines",
+              Kind.GAUGE,
+              "Approximate count of goroutines"
+                  + " running or blocked in a system call or cgo call. Not guaranteed to add up to"
+                  + " /sched/goroutines:goroutines with other goroutine metrics."),
+          go(
+              "/sched/goroutines/runnable:goroutines",
+              Kind.GAUGE,
+              "Approximate count of goroutines"
+                  + " ready to execute, but not executing. Not guaranteed to add up to"
+                  + " /sched/goroutines:goroutines with other goroutine metrics."),
+          go(
+              "/sched/goroutines/running:goroutines",
+              Kind.GAUGE,
+              "Approximate count of goroutines"
+                  + " executing. Always less than or equal to /sched/gomaxprocs:threads. Not guaranteed"
+                  + " to add up to /sched/goroutines:goroutines with other goroutine metrics."),
+          go(
+              "/sched/goroutines/waiting:goroutines",
+              Kind.GAUGE,
+              "Approximate count of goroutines"
+                  + " waiting on a resource (I/O or sync primitives). Not guaranteed to add up to"
+                  + " /sched/goroutines:goroutines with other goroutine metrics."),
+          go("/sched/goroutines:goroutines", Kind.GAUGE, "Count of live goroutines."),
+          go(
+              "/sched/latencies:seconds",
+              Kind.HISTOGRAM,
+              "Distribution of the time goroutines have"
+                  + " spent in the scheduler in a runnable state before actually running. Bucket counts"
+                  + " increase monotonically."),
+          go(
+              "/sched/pauses/stopping/other:seconds",
+              Kind.HISTOGRAM,
+              "Distribution of individual"
+                  + " non-GC-related stop-the-world stopping latencies. This is the time it takes from"
+                  + " deciding to stop the world until all Ps are stopped. This is a subset of the total"
+                  + " non-GC-related stop-the-world time (/sched/pauses/total/other:seconds). During"
+                  + " this time, some threads may be executing. Bucket counts increase monotonically."),
+          go(
+              "/sched/pauses/total/other:seconds",
+              Kind.HISTOGRAM,
+              "Distribution of individual"
+                  + " non-GC-related stop-the-world pause latencies. This is the time from deciding to"
+                  + " stop the world until the world is started again. Some of this time is spent"
+                  + " getting all threads to stop (measured directly in"
+                  + " /sched/pauses/stopping/other:seconds). Bucket counts increase monotonically."),
+          go(
+              "/sched/threads/total:threads",
+              Kind.GAUGE,
+              "The current count of live threads that are owned by the Go runtime."),
+          extra(
+              "/sched/gomaxprocs/changes:changes",
+              Kind.COUNTER,
+              "Count of GOMAXPROCS changes since program start, by the program or by sysmon"
+                  + " following the CPU limit."),
+          extra(
+              "/sched/gomaxprocs/updates:changes",
+              Kind.COUNTER,
+              "Count of GOMAXPROCS changes"
+                  + " sysmon made to follow the CPU limit or affinity (Go 1.25's updatemaxprocs)."),
+          extra(
+              "/sched/preemptions/requested:preemptions",
+              Kind.COUNTER,
+              "Count of requests to"
+                  + " yield made to goroutines whose time slice ran out (sysmon, stop-the-world)."),
+          extra(
+              "/sched/preemptions/honored:preemptions",
+              Kind.COUNTER,
+              "Count of preemption" + " requests that a goroutine honored at a poll by yielding."),
+          extra(
+              "/sched/timeslice/overruns:overruns",
+              Kind.COUNTER,
+              "Count of times sysmon found a P"
+                  + " running the same time slice for longer than the time slice: Gs over the time"
+                  + " slice."),
+          extra(
+              "/sched/steals:steals",
+              Kind.COUNTER,
+              "Count of successful work-stealing operations between Ps."),
+          extra(
+              "/sched/steals/goroutines:goroutines",
+              Kind.COUNTER,
+              "Count of goroutines moved between Ps by work stealing."),
+          extra(
+              "/sched/runnext/hits:goroutines",
+              Kind.COUNTER,
+              "Count of goroutines run from a P's" + " runnext slot, inheriting the time slice."),
+          extra(
+              "/sched/syscalls/handoffs:handoffs",
+              Kind.COUNTER,
+              "Count of Ps handed off from a goroutine blocked in a system call to another thread."),
+          extra(
+              "/sched/preemptions/handoffs:handoffs",
+              Kind.COUNTER,
+              "Count of Ps handed off to"
+                  + " another thread from a goroutine that ignored a preemption request for longer than"
+                  + " preempt.handoff (code without preemption polls, or pinned)."),
+          extra(
+              "/sched/runqueue/global:goroutines",
+              Kind.GAUGE,
+              "Approximate length of the global run queue."),
+          extra(
+              "/sched/runqueue/local:goroutines",
+              Kind.PER_P,
+              "Approximate length of each P's"
+                  + " local run queue, runnext included, indexed by P id."),
+          extra("/sched/procs/idle:procs", Kind.GAUGE, "Count of Ps on the idle list."),
+          extra(
+              "/sched/threads/idle:threads",
+              Kind.GAUGE,
+              "Count of threads parked on the idle list."),
+          extra(
+              "/sched/threads/spinning:threads",
+              Kind.GAUGE,
+              "Count of threads holding a P and looking for work to steal."),
+          extra(
+              "/sched/instrumentation/classes/instrumented:classes",
+              Kind.COUNTER,
+              "Count of" + " classes the agent gave preemption polls since program start."),
+          extra(
+              "/sched/instrumentation/classes/skipped:classes",
+              Kind.COUNTER,
+              "Count of classes"
+                  + " the agent was handed and left without polls since program start: excluded, no"
+                  + " loops, old version, too large, failed (see the agent's /debug/instrumentation)."));
 
   /**
    * The agent's class counts, {instrumented, skipped}, or null before the agent registers them
@@ -146,7 +213,8 @@ final class SchedMetrics {
     m.put("/sched/goroutines/waiting:goroutines", waiting);
     m.put("/sched/goroutines:goroutines", total);
     m.put("/sched/latencies:seconds", new Float64Histogram(bounds, s.timeToRun.counts()));
-    m.put("/sched/pauses/stopping/other:seconds",
+    m.put(
+        "/sched/pauses/stopping/other:seconds",
         new Float64Histogram(bounds, s.stwStopping.counts()));
     m.put("/sched/pauses/total/other:seconds", new Float64Histogram(bounds, s.stwTotal.counts()));
     m.put("/sched/threads/total:threads", (long) s.mcount());
@@ -174,9 +242,11 @@ final class SchedMetrics {
     m.put("/sched/threads/idle:threads", (long) s.nmidle);
     m.put("/sched/threads/spinning:threads", (long) s.nmspinning.get());
     LongSupplier[] counts = instrumentation;
-    m.put("/sched/instrumentation/classes/instrumented:classes",
+    m.put(
+        "/sched/instrumentation/classes/instrumented:classes",
         counts == null ? 0L : counts[0].getAsLong());
-    m.put("/sched/instrumentation/classes/skipped:classes",
+    m.put(
+        "/sched/instrumentation/classes/skipped:classes",
         counts == null ? 0L : counts[1].getAsLong());
     return Collections.unmodifiableMap(m);
   }

@@ -26,28 +26,52 @@ final class SchedTrace {
     sched.lock.lock();
     try {
       Processor[] allp = sched.allp;
-      sb.append("SCHED ").append((now - sched.initTime) / 1_000_000).append("ms: gomaxprocs=")
-          .append(sched.gomaxprocs).append(" idleprocs=").append(sched.npidle)
-          .append(" threads=").append(sched.mcount())
-          .append(" spinningthreads=").append(sched.nmspinning.get())
-          .append(" needspinning=").append(sched.needspinning.get())
-          .append(" idlethreads=").append(sched.nmidle)
-          .append(" runqueue=").append(sched.runq.runqsize());
+      sb.append("SCHED ")
+          .append((now - sched.initTime) / 1_000_000)
+          .append("ms: gomaxprocs=")
+          .append(sched.gomaxprocs)
+          .append(" idleprocs=")
+          .append(sched.npidle)
+          .append(" threads=")
+          .append(sched.mcount())
+          .append(" spinningthreads=")
+          .append(sched.nmspinning.get())
+          .append(" needspinning=")
+          .append(sched.needspinning.get())
+          .append(" idlethreads=")
+          .append(sched.nmidle)
+          .append(" runqueue=")
+          .append(sched.runq.runqsize());
       if (detailed) {
-        sb.append(" gcwaiting=").append(sched.gcwaiting)
-            .append(" nmidlelocked=").append(sched.nmidlelocked.get()).append(" stopwait=").append(sched.stopwait.get())
-            .append(" sysmonwait=").append(sched.sysmonwait()).append('\n');
+        sb.append(" gcwaiting=")
+            .append(sched.gcwaiting)
+            .append(" nmidlelocked=")
+            .append(sched.nmidlelocked.get())
+            .append(" stopwait=")
+            .append(sched.stopwait.get())
+            .append(" sysmonwait=")
+            .append(sched.sysmonwait())
+            .append('\n');
       }
       for (int i = 0; i < allp.length; i++) {
         Processor pp = allp[i];
         if (detailed) {
           Machine mp = pp.m;
-          sb.append("  P").append(i).append(": status=").append(pp.status())
-              .append(" schedtick=").append(Integer.toUnsignedString(pp.schedtick()))
-              .append(" syscalltick=").append(Integer.toUnsignedString(pp.syscalltick))
-              .append(" m=").append(mp == null ? "nil" : String.valueOf(mp.id))
-              .append(" runqsize=").append(pp.runqSize())
-              .append(" gfreecnt=0 timerslen=").append(pp.timers.numTimers()).append('\n');
+          sb.append("  P")
+              .append(i)
+              .append(": status=")
+              .append(pp.status())
+              .append(" schedtick=")
+              .append(Integer.toUnsignedString(pp.schedtick()))
+              .append(" syscalltick=")
+              .append(Integer.toUnsignedString(pp.syscalltick))
+              .append(" m=")
+              .append(mp == null ? "nil" : String.valueOf(mp.id))
+              .append(" runqsize=")
+              .append(pp.runqSize())
+              .append(" gfreecnt=0 timerslen=")
+              .append(pp.timers.numTimers())
+              .append('\n');
         } else {
           sb.append(' ');
           if (i == 0) {
@@ -70,25 +94,42 @@ final class SchedTrace {
       for (Machine mp : sched.allm) {
         Processor pp = mp.p;
         Goroutine g = mp.curg;
-        sb.append("  M").append(mp.id).append(": p=").append(pp == null ? "nil" : pp.id)
-            .append(" curg=").append(g == null ? "nil" : String.valueOf(g.goid))
+        sb.append("  M")
+            .append(mp.id)
+            .append(": p=")
+            .append(pp == null ? "nil" : pp.id)
+            .append(" curg=")
+            .append(g == null ? "nil" : String.valueOf(g.goid))
             .append(" mallocing=0 throwing=0 preemptoff= locks=0 dying=0 spinning=")
-            .append(mp.spinning).append(" blocked=").append(mp.blocked())
-            .append(" lockedg=").append(mp.lockedg == null ? "nil" : String.valueOf(mp.lockedg.goid)).append('\n');
+            .append(mp.spinning)
+            .append(" blocked=")
+            .append(mp.blocked())
+            .append(" lockedg=")
+            .append(mp.lockedg == null ? "nil" : String.valueOf(mp.lockedg.goid))
+            .append('\n');
       }
     } finally {
       sched.lock.unlock();
     }
     // G lines outside sched.lock: allgs is concurrent and may be large.
-    sched.allgs.snapshot().stream().sorted((a, b) -> Long.compare(a.goid, b.goid)).forEach(gp -> {
-      Machine mp = gp.m;
-      int st = gp.status();
-      sb.append("  G").append(gp.goid).append(": status=").append(st).append('(')
-          .append(st == Goroutine.WAITING ? gp.waitReason : "").append(") m=")
-          .append(st == Goroutine.RUNNING && mp != null ? String.valueOf(mp.id) : "nil")
-          .append(" lockedm=").append(gp.lockedm == null ? "nil" : String.valueOf(gp.lockedm.id))
-          .append('\n');
-    });
+    sched.allgs.snapshot().stream()
+        .sorted((a, b) -> Long.compare(a.goid, b.goid))
+        .forEach(
+            gp -> {
+              Machine mp = gp.m;
+              int st = gp.status();
+              sb.append("  G")
+                  .append(gp.goid)
+                  .append(": status=")
+                  .append(st)
+                  .append('(')
+                  .append(st == Goroutine.WAITING ? gp.waitReason : "")
+                  .append(") m=")
+                  .append(st == Goroutine.RUNNING && mp != null ? String.valueOf(mp.id) : "nil")
+                  .append(" lockedm=")
+                  .append(gp.lockedm == null ? "nil" : String.valueOf(gp.lockedm.id))
+                  .append('\n');
+            });
     return sb.toString();
   }
 }

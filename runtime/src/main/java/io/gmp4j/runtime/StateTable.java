@@ -84,8 +84,17 @@ final class StateTable {
    */
   boolean check(String fn, Object who, int from, int to) {
     if (!legal(fn, from, to)) {
-      throw new InternalError(fn + ": " + who + " " + name(from) + " → " + name(to)
-          + " is not an edge of the " + machine + " table");
+      throw new InternalError(
+          fn
+              + ": "
+              + who
+              + " "
+              + name(from)
+              + " → "
+              + name(to)
+              + " is not an edge of the "
+              + machine
+              + " table");
     }
     return true;
   }
@@ -93,6 +102,7 @@ final class StateTable {
   /** The state's name as the table prints it, or its number. */
   String name(int state) {
     return state >= 0 && state < names.length && names[state] != null
-        ? names[state] : String.valueOf(state);
+        ? names[state]
+        : String.valueOf(state);
   }
 }

@@ -42,13 +42,17 @@ final class StopTheWorld {
       return; // the previous update is still stopping the world; sysmon asks again later
     }
     updatingMaxProcs = true;
-    Thread.ofPlatform().daemon().name("gmp-stw").start(() -> {
-      try {
-        resize(n, false);
-      } finally {
-        updatingMaxProcs = false;
-      }
-    });
+    Thread.ofPlatform()
+        .daemon()
+        .name("gmp-stw")
+        .start(
+            () -> {
+              try {
+                resize(n, false);
+              } finally {
+                updatingMaxProcs = false;
+              }
+            });
   }
 
   /**
@@ -74,13 +78,18 @@ final class StopTheWorld {
       return;
     }
     Throwable[] failure = new Throwable[1];
-    Thread t = Thread.ofPlatform().daemon().name("gmp-stw").unstarted(() -> {
-      try {
-        r.run();
-      } catch (Throwable e) {
-        failure[0] = e;
-      }
-    });
+    Thread t =
+        Thread.ofPlatform()
+            .daemon()
+            .name("gmp-stw")
+            .unstarted(
+                () -> {
+                  try {
+                    r.run();
+                  } catch (Throwable e) {
+                    failure[0] = e;
+                  }
+                });
     t.start();
     boolean interrupted = false;
     for (; ; ) {
@@ -226,7 +235,12 @@ final class StopTheWorld {
 
   @Override
   public String toString() {
-    return "stw{gcwaiting=" + sched.gcwaiting + " stopwait=" + sched.stopwait + " updating="
-        + updatingMaxProcs + "}";
+    return "stw{gcwaiting="
+        + sched.gcwaiting
+        + " stopwait="
+        + sched.stopwait
+        + " updating="
+        + updatingMaxProcs
+        + "}";
   }
 }

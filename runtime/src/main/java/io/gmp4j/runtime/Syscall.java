@@ -90,7 +90,8 @@ final class Syscall {
       return;
     }
     Thread t = Thread.currentThread();
-    if (!t.isVirtual() || !(VirtualThreads.scheduler(t) instanceof Goroutine gp)
+    if (!t.isVirtual()
+        || !(VirtualThreads.scheduler(t) instanceof Goroutine gp)
         || gp.syscallDepth == 0) {
       return; // not ours, or an exit without its enter (advice on a JDK method that threw)
     }

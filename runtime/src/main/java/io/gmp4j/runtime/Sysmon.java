@@ -99,7 +99,12 @@ final class Sysmon extends Thread {
   private int[] pdSyscalltick = new int[0];
   private long[] pdSyscallwhen = new long[0];
 
-  Sysmon(Sched sched, long forcePreemptNs, long handoffNs, int schedtraceMs, boolean scheddetail,
+  Sysmon(
+      Sched sched,
+      long forcePreemptNs,
+      long handoffNs,
+      int schedtraceMs,
+      boolean scheddetail,
       boolean followCpuLimit) {
     super("gmp-sysmon");
     setDaemon(true);
@@ -199,7 +204,8 @@ final class Sysmon extends Thread {
         long sleepUs = Math.min(delayUs, timerDelayUs); // 'Overdue timers' below
         sleepUs = Math.min(sleepUs, Trace.sysmonSleepCapUs()); // 'The slice record' in Trace
         long slept = System.nanoTime();
-        sleepUntil = Timers.nanotime() + sleepUs * 1000; // volatile, then the re-check in timerAdded
+        sleepUntil =
+            Timers.nanotime() + sleepUs * 1000; // volatile, then the re-check in timerAdded
         LockSupport.parkNanos(sleepUs * 1000);
         sleepUntil = 0;
         long now = System.nanoTime();
@@ -231,8 +237,14 @@ final class Sysmon extends Thread {
           if (ncpu != was && !sched.customGomaxprocs) {
             MaxProcsLimit.UPDATES.increment();
             if (schedtraceMs > 0) {
-              System.err.println("gmp4j: updatemaxprocs: gomaxprocs " + was + " -> " + ncpu
-                  + " (" + MaxProcsLimit.lastReason + ")");
+              System.err.println(
+                  "gmp4j: updatemaxprocs: gomaxprocs "
+                      + was
+                      + " -> "
+                      + ncpu
+                      + " ("
+                      + MaxProcsLimit.lastReason
+                      + ")");
             }
             sched.stw.updateMaxProcs(ncpu);
           }
@@ -404,11 +416,13 @@ final class Sysmon extends Thread {
         // On the one hand we don't want to retake Ps if there is no other work to do, but on
         // the other hand we want to retake them eventually because they can prevent the
         // sysmon thread from deep sleep.
-        if (pp.runqEmpty() && sched.nmspinning.get() + sched.npidle > 0
+        if (pp.runqEmpty()
+            && sched.nmspinning.get() + sched.npidle > 0
             && now - pdSyscallwhen[i] < 10_000_000L) {
           continue;
         }
-        if (pp.casStatus(Processor.SYSCALL, Processor.IDLE, "Sysmon.retake")) { // pairs with exitSyscallFast
+        if (pp.casStatus(
+            Processor.SYSCALL, Processor.IDLE, "Sysmon.retake")) { // pairs with exitSyscallFast
           n++;
           sched.syscallHandoffs.increment();
           Machine from = pp.syscallM; // written before the status that our CAS read

@@ -192,8 +192,8 @@ final class Timers {
   private void cleantimers() {
     while (len > 0) {
       Timer t = heap[0];
-      if (t.status != Timer.DELETED || !Timer.STATUS.compareAndSet(t, Timer.DELETED,
-          Timer.REMOVED)) {
+      if (t.status != Timer.DELETED
+          || !Timer.STATUS.compareAndSet(t, Timer.DELETED, Timer.REMOVED)) {
         return;
       }
       dodeltimer0();
@@ -324,8 +324,8 @@ final class Timers {
     int removed = 0;
     for (int i = 0; i < len; i++) {
       Timer t = heap[i];
-      if (t.status == Timer.DELETED && Timer.STATUS.compareAndSet(t, Timer.DELETED,
-          Timer.REMOVED)) {
+      if (t.status == Timer.DELETED
+          && Timer.STATUS.compareAndSet(t, Timer.DELETED, Timer.REMOVED)) {
         t.ts = null;
         removed++;
       } else {
@@ -464,8 +464,15 @@ final class Timers {
 
   @Override
   public String toString() {
-    return "timers{P" + pp.id + " len=" + numTimers + " deleted=" + deletedTimers.get()
-        + " timer0When=" + timer0When + "}";
+    return "timers{P"
+        + pp.id
+        + " len="
+        + numTimers
+        + " deleted="
+        + deletedTimers.get()
+        + " timer0When="
+        + timer0When
+        + "}";
   }
 
   /**

@@ -235,7 +235,6 @@ final class Trace {
 
   private static VarHandle runDuration;
 
-
   /** System.nanoTime to JFR ticks, or null until measured: see 'The slice record'. */
   private static volatile TickClock clock;
 
@@ -261,10 +260,17 @@ final class Trace {
   private static final class Listener implements FlightRecorderListener {
     // In the bit order of enabled. Here, not in Trace: a class literal loads its class.
     private static final Class<?>[] TYPES = {
-      TraceEvents.GoCreate.class, TraceEvents.GoRun.class, TraceEvents.GoUnblock.class,
-      TraceEvents.GoSyscall.class, TraceEvents.GoDestroy.class, TraceEvents.RunqSteal.class,
-      TraceEvents.PreemptRequest.class, TraceEvents.ProcHandoff.class,
-      TraceEvents.ProcsChange.class, TraceEvents.ProcIdle.class, TraceEvents.SchedStats.class
+      TraceEvents.GoCreate.class,
+      TraceEvents.GoRun.class,
+      TraceEvents.GoUnblock.class,
+      TraceEvents.GoSyscall.class,
+      TraceEvents.GoDestroy.class,
+      TraceEvents.RunqSteal.class,
+      TraceEvents.PreemptRequest.class,
+      TraceEvents.ProcHandoff.class,
+      TraceEvents.ProcsChange.class,
+      TraceEvents.ProcIdle.class,
+      TraceEvents.SchedStats.class
     };
 
     private final Sched sched;
@@ -404,29 +410,30 @@ final class Trace {
     } catch (NumberFormatException e) {
       return 0;
     }
-    long unit = switch (parts[1]) {
-      case "ns" -> 1L;
-      case "us" -> 1_000L;
-      case "ms" -> 1_000_000L;
-      case "s" -> 1_000_000_000L;
-      case "m" -> 60_000_000_000L;
-      case "h" -> 3_600_000_000_000L;
-      case "d" -> 86_400_000_000_000L;
-      default -> 0L;
-    };
+    long unit =
+        switch (parts[1]) {
+          case "ns" -> 1L;
+          case "us" -> 1_000L;
+          case "ms" -> 1_000_000L;
+          case "s" -> 1_000_000_000L;
+          case "m" -> 60_000_000_000L;
+          case "h" -> 3_600_000_000_000L;
+          case "d" -> 86_400_000_000_000L;
+          default -> 0L;
+        };
     return n < 0 || unit == 0 || n > Long.MAX_VALUE / unit ? 0 : n * unit;
   }
 
   /** Finds GoRun's startTime and duration fields, which JFR adds to every event class. */
   private static void findRunFields() {
     try {
-      MethodHandles.Lookup l = MethodHandles.privateLookupIn(
-          TraceEvents.GoRun.class, MethodHandles.lookup());
+      MethodHandles.Lookup l =
+          MethodHandles.privateLookupIn(TraceEvents.GoRun.class, MethodHandles.lookup());
       runStart = l.findVarHandle(TraceEvents.GoRun.class, "startTime", long.class);
       runDuration = l.findVarHandle(TraceEvents.GoRun.class, "duration", long.class);
     } catch (ReflectiveOperationException | RuntimeException e) {
-      System.err.println("gmp4j: JFR GoRun events unavailable (no startTime/duration field: " + e
-          + ")");
+      System.err.println(
+          "gmp4j: JFR GoRun events unavailable (no startTime/duration field: " + e + ")");
     }
   }
 
@@ -580,8 +587,8 @@ final class Trace {
    * slice record's fields, no event ('The slice record'). Called by mp (execute) or gp on mp
    * (after a syscall or a retake), before the phold release that opens the slice to sysmon.
    */
-  static void runBegin(Machine mp, Goroutine gp, Processor pp, boolean runnext, long now,
-      long latency) {
+  static void runBegin(
+      Machine mp, Goroutine gp, Processor pp, boolean runnext, long now, long latency) {
     mp.traceRunGoid = gp.goid;
     mp.traceRunP = pp.id;
     mp.traceRunNext = runnext;
@@ -609,8 +616,7 @@ final class Trace {
    * on mp, or queues it there when the caller is mp's G, if the slice is not below the
    * threshold. Called by mp or by the G on it.
    */
-  static void runEnd(Machine mp, Goroutine gp, long ran, int end, String waitReason,
-      long stop) {
+  static void runEnd(Machine mp, Goroutine gp, long ran, int end, String waitReason, long stop) {
     long begin = mp.traceRunBegin;
     mp.traceRunBegin = 0;
     long own = mp.traceRunStopOwn;
@@ -632,8 +638,8 @@ final class Trace {
     commitRun(mp, gp, begin, stop, end, waitReason);
   }
 
-  private static void commitRun(Machine mp, Goroutine gp, long begin, long stop, int end,
-      String waitReason) {
+  private static void commitRun(
+      Machine mp, Goroutine gp, long begin, long stop, int end, String waitReason) {
     if (stop - begin < runThreshold) {
       return;
     }
@@ -797,8 +803,9 @@ final class Trace {
         ((jdk.jfr.Event) e).commit();
         return;
       }
-      q = mp.tracePending = java.util.Arrays.copyOf(q == null ? new Object[0] : q,
-          q == null ? PENDING : 2 * n);
+      q =
+          mp.tracePending =
+              java.util.Arrays.copyOf(q == null ? new Object[0] : q, q == null ? PENDING : 2 * n);
     }
     q[n] = e;
     mp.tracePendingCount = n + 1;

@@ -40,8 +40,9 @@ final class TraceEvents {
   @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Goroutine Create")
   @Category({CATEGORY, "Goroutines"})
-  @Description("A virtual thread became a goroutine (Go's GoCreate: NotExist to Runnable),"
-      + " committed by the thread that started it")
+  @Description(
+      "A virtual thread became a goroutine (Go's GoCreate: NotExist to Runnable),"
+          + " committed by the thread that started it")
   @StackTrace(false)
   static final class GoCreate extends Event {
     @Label("Goroutine Id")
@@ -62,8 +63,9 @@ final class TraceEvents {
   @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Goroutine Run")
   @Category({CATEGORY, "Goroutines"})
-  @Description("A goroutine ran on a P (Go's GoStart until GoStop, GoBlock, GoSyscallBegin or"
-      + " GoDestroy), committed on its M, the carrier thread, so JMC draws one lane per M")
+  @Description(
+      "A goroutine ran on a P (Go's GoStart until GoStop, GoBlock, GoSyscallBegin or"
+          + " GoDestroy), committed on its M, the carrier thread, so JMC draws one lane per M")
   @StackTrace(false)
   static final class GoRun extends Event {
     @Label("Goroutine Id")
@@ -79,13 +81,15 @@ final class TraceEvents {
     int m;
 
     @Label("End")
-    @Description("Why the run ended: block, gosched, preempted, syscall, handoff (sysmon took"
-        + " the P from a goroutine that ignored preemption) or exit")
+    @Description(
+        "Why the run ended: block, gosched, preempted, syscall, handoff (sysmon took"
+            + " the P from a goroutine that ignored preemption) or exit")
     String end;
 
     @Label("Wait Reason")
-    @Description("Go's waitReason when it blocked (semacquire, sleep, sync.Mutex.Lock, IO wait,"
-        + " ...), empty otherwise or when it was woken before its M looked")
+    @Description(
+        "Go's waitReason when it blocked (semacquire, sleep, sync.Mutex.Lock, IO wait,"
+            + " ...), empty otherwise or when it was woken before its M looked")
     String waitReason;
 
     @Label("Runnext")
@@ -93,8 +97,9 @@ final class TraceEvents {
     boolean runnext;
 
     @Label("Scheduling Latency")
-    @Description("How long it was runnable before this run; 0 for a run that resumes after a"
-        + " syscall on the same P")
+    @Description(
+        "How long it was runnable before this run; 0 for a run that resumes after a"
+            + " syscall on the same P")
     @Timespan(Timespan.NANOSECONDS)
     long schedLatency;
 
@@ -106,8 +111,9 @@ final class TraceEvents {
   @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Goroutine Unblock")
   @Category({CATEGORY, "Goroutines"})
-  @Description("A waiting goroutine became runnable (Go's GoUnblock), committed by the thread"
-      + " that woke it")
+  @Description(
+      "A waiting goroutine became runnable (Go's GoUnblock), committed by the thread"
+          + " that woke it")
   @StackTrace(false)
   static final class GoUnblock extends Event {
     @Label("Goroutine Id")
@@ -128,8 +134,9 @@ final class TraceEvents {
   @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Goroutine Syscall")
   @Category({CATEGORY, "Goroutines"})
-  @Description("A goroutine blocked its carrier in a marked call (Go's GoSyscallBegin until"
-      + " GoSyscallEnd or GoSyscallEndBlocked), committed on its M when the run ends")
+  @Description(
+      "A goroutine blocked its carrier in a marked call (Go's GoSyscallBegin until"
+          + " GoSyscallEnd or GoSyscallEndBlocked), committed on its M when the run ends")
   @StackTrace(false)
   static final class GoSyscall extends Event {
     @Label("Goroutine Id")
@@ -165,8 +172,9 @@ final class TraceEvents {
   @Enabled(false) // off unless the settings name it: see the class comment
   @Label("Run Queue Steal")
   @Category({CATEGORY, "Processors"})
-  @Description("A spinning M took half of another P's run queue (Go's runqsteal, which Go's"
-      + " tracer does not record)")
+  @Description(
+      "A spinning M took half of another P's run queue (Go's runqsteal, which Go's"
+          + " tracer does not record)")
   @StackTrace(false)
   static final class RunqSteal extends Event {
     @Label("Thief P")
@@ -199,23 +207,26 @@ final class TraceEvents {
     long goid;
 
     @Label("Slice Ran")
-    @Description("How long the P's time slice had run when sysmon asked; 0 when not measured"
-        + " (stop-the-world, or a runnext goroutine inheriting a slice that ran out)")
+    @Description(
+        "How long the P's time slice had run when sysmon asked; 0 when not measured"
+            + " (stop-the-world, or a runnext goroutine inheriting a slice that ran out)")
     @Timespan(Timespan.NANOSECONDS)
     long sliceRan;
 
     @Label("Reason")
-    @Description("timeslice (sysmon), stopTheWorld, inherited (runnext on a spent slice) or"
-        + " handoff (again, after sysmon took the P)")
+    @Description(
+        "timeslice (sysmon), stopTheWorld, inherited (runnext on a spent slice) or"
+            + " handoff (again, after sysmon took the P)")
     String reason;
   }
 
   @Name("gmp4j.ProcHandoff")
   @Label("P Hand-off")
   @Category({CATEGORY, "Processors"})
-  @Description("sysmon took a P from an M whose goroutine blocked in a syscall or ignored"
-      + " preemption, and handed it to another M (Go's retake and handoffp; Go's tracer records"
-      + " the syscall case as ProcSteal)")
+  @Description(
+      "sysmon took a P from an M whose goroutine blocked in a syscall or ignored"
+          + " preemption, and handed it to another M (Go's retake and handoffp; Go's tracer records"
+          + " the syscall case as ProcSteal)")
   @StackTrace(false)
   static final class ProcHandoff extends Event {
     @Label("P")
@@ -229,8 +240,9 @@ final class TraceEvents {
     int toM;
 
     @Label("Reason")
-    @Description("syscall, ignoredPreemption or pinned (the goroutine blocked its carrier while"
-        + " pinned)")
+    @Description(
+        "syscall, ignoredPreemption or pinned (the goroutine blocked its carrier while"
+            + " pinned)")
     String reason;
 
     @Label("Goroutine Id")
@@ -265,8 +277,9 @@ final class TraceEvents {
   @Enabled(false) // off unless the settings name it: see the class comment
   @Label("P Idle")
   @Category({CATEGORY, "Processors"})
-  @Description("A P sat on the idle list (Go's ProcStop until ProcStart); per-P utilisation is"
-      + " one minus its idle time")
+  @Description(
+      "A P sat on the idle list (Go's ProcStop until ProcStart); per-P utilisation is"
+          + " one minus its idle time")
   @StackTrace(false)
   static final class ProcIdle extends Event {
     @Label("P")

@@ -87,19 +87,30 @@ final class VirtualThreads {
               .findConstructor(builder, MethodType.methodType(void.class, Executor.class))
               .asType(MethodType.methodType(Thread.Builder.OfVirtual.class, Executor.class));
     } catch (IllegalAccessException | RuntimeException e) {
-      if (e instanceof IllegalAccessException || e instanceof SecurityException
+      if (e instanceof IllegalAccessException
+          || e instanceof SecurityException
           || e.getClass().getName().endsWith("InaccessibleObjectException")) {
-        String module = VirtualThreads.class.getModule().isNamed()
-            ? VirtualThreads.class.getModule().getName() : "ALL-UNNAMED";
-        unavailable = "gmp4j: java.lang is not open to gmp4j; run the JVM with --add-opens"
-            + " java.base/java.lang=" + module + ", or use -javaagent:gmp4j-agent.jar";
+        String module =
+            VirtualThreads.class.getModule().isNamed()
+                ? VirtualThreads.class.getModule().getName()
+                : "ALL-UNNAMED";
+        unavailable =
+            "gmp4j: java.lang is not open to gmp4j; run the JVM with --add-opens"
+                + " java.base/java.lang="
+                + module
+                + ", or use -javaagent:gmp4j-agent.jar";
       } else {
-        unavailable = e.getMessage() != null && e.getMessage().startsWith("gmp4j")
-            ? e.getMessage() : "gmp4j: unsupported JDK " + Runtime.version() + ": " + e;
+        unavailable =
+            e.getMessage() != null && e.getMessage().startsWith("gmp4j")
+                ? e.getMessage()
+                : "gmp4j: unsupported JDK " + Runtime.version() + ": " + e;
       }
     } catch (ReflectiveOperationException e) {
-      unavailable = "gmp4j: unsupported JDK " + Runtime.version()
-          + " (java.lang.VirtualThread does not have the JDK 25 shape): " + e;
+      unavailable =
+          "gmp4j: unsupported JDK "
+              + Runtime.version()
+              + " (java.lang.VirtualThread does not have the JDK 25 shape): "
+              + e;
     }
     NEW_BUILDER = newBuilder;
     SCHEDULER = scheduler;

@@ -30,20 +30,22 @@ final class WaitReasons {
    * at every park, where three string searches of the class name cost a tenth of a
    * SynchronousQueue hand-off.
    */
-  private static final ClassValue<String> BLOCKER_REASON = new ClassValue<>() {
-    @Override
-    protected String computeValue(Class<?> c) {
-      if (AbstractQueuedSynchronizer.ConditionObject.class.isAssignableFrom(c)) {
-        return "sync.Cond.Wait";
-      }
-      String name = c.getName();
-      if (name.endsWith("ReentrantLock$NonfairSync") || name.endsWith("ReentrantLock$FairSync")
-          || name.contains("ReentrantReadWriteLock")) {
-        return "sync.Mutex.Lock";
-      }
-      return "semacquire";
-    }
-  };
+  private static final ClassValue<String> BLOCKER_REASON =
+      new ClassValue<>() {
+        @Override
+        protected String computeValue(Class<?> c) {
+          if (AbstractQueuedSynchronizer.ConditionObject.class.isAssignableFrom(c)) {
+            return "sync.Cond.Wait";
+          }
+          String name = c.getName();
+          if (name.endsWith("ReentrantLock$NonfairSync")
+              || name.endsWith("ReentrantLock$FairSync")
+              || name.contains("ReentrantReadWriteLock")) {
+            return "sync.Mutex.Lock";
+          }
+          return "semacquire";
+        }
+      };
 
   static String of(Goroutine gp, int jdkState) {
     Thread vthread = gp.thread;
@@ -52,16 +54,17 @@ final class WaitReasons {
         return "sync.Mutex.Lock";
       case WAIT, TIMED_WAIT:
         return "sync.Cond.Wait";
-      case PARKED, TIMED_PARKED: {
-        if (gp.inNetpoll) {
-          return "IO wait";
+      case PARKED, TIMED_PARKED:
+        {
+          if (gp.inNetpoll) {
+            return "IO wait";
+          }
+          Object blocker = LockSupport.getBlocker(vthread);
+          if (blocker == null) {
+            return jdkState == TIMED_PARKED ? "sleep" : "semacquire";
+          }
+          return BLOCKER_REASON.get(blocker.getClass());
         }
-        Object blocker = LockSupport.getBlocker(vthread);
-        if (blocker == null) {
-          return jdkState == TIMED_PARKED ? "sleep" : "semacquire";
-        }
-        return BLOCKER_REASON.get(blocker.getClass());
-      }
       default:
         return ""; // waitReasonZero: mid-transition, or runnable again
     }

@@ -22,13 +22,17 @@ class CarrierCpuTest {
     AtomicInteger tid = new AtomicInteger();
     AtomicBoolean stop = new AtomicBoolean();
     CountDownLatch started = new CountDownLatch(1);
-    Thread spinner = Thread.ofPlatform().name("carrier-cpu-spinner").start(() -> {
-      tid.set(CarrierCpu.currentTid());
-      started.countDown();
-      while (!stop.get()) {
-        Thread.onSpinWait();
-      }
-    });
+    Thread spinner =
+        Thread.ofPlatform()
+            .name("carrier-cpu-spinner")
+            .start(
+                () -> {
+                  tid.set(CarrierCpu.currentTid());
+                  started.countDown();
+                  while (!stop.get()) {
+                    Thread.onSpinWait();
+                  }
+                });
     try {
       started.await();
       assertTrue(tid.get() > 0, "no thread id from /proc/thread-self");
@@ -44,10 +48,12 @@ class CarrierCpuTest {
         c1 = CarrierCpu.cpuNanos(tid.get());
       }
       long wall = System.nanoTime() - w0;
-      assertTrue(c0 >= 0 && c1 - c0 > 10_000_000L, "spinner CPU time " + c0 + " then " + c1
-          + " after " + wall / 1_000_000 + " ms");
-      assertTrue(c1 - c0 <= wall + CarrierCpu.TICK_NS, "spinner CPU time " + (c1 - c0)
-          + " ns in " + wall + " ns of wall time");
+      assertTrue(
+          c0 >= 0 && c1 - c0 > 10_000_000L,
+          "spinner CPU time " + c0 + " then " + c1 + " after " + wall / 1_000_000 + " ms");
+      assertTrue(
+          c1 - c0 <= wall + CarrierCpu.TICK_NS,
+          "spinner CPU time " + (c1 - c0) + " ns in " + wall + " ns of wall time");
       assertTrue(CarrierCpu.runnable(tid.get()));
     } finally {
       stop.set(true);
@@ -63,14 +69,17 @@ class CarrierCpuTest {
 
     CountDownLatch release = new CountDownLatch(1);
     AtomicInteger sleeperTid = new AtomicInteger();
-    Thread sleeper = Thread.ofPlatform().start(() -> {
-      sleeperTid.set(CarrierCpu.currentTid());
-      try {
-        release.await();
-      } catch (InterruptedException e) {
-        // done
-      }
-    });
+    Thread sleeper =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  sleeperTid.set(CarrierCpu.currentTid());
+                  try {
+                    release.await();
+                  } catch (InterruptedException e) {
+                    // done
+                  }
+                });
     try {
       while (sleeper.getState() != Thread.State.WAITING) {
         Thread.sleep(1);

@@ -30,10 +30,15 @@ class ConfigTest {
   @Test
   void badHandoffNamesTheOptionAndWhatIsValid() {
     for (String v : new String[] {"fast", "", "10", "50us", "-1ms", "2h"}) {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> Config.check("preempt.handoff", v), v);
-      assertTrue(e.getMessage().startsWith("gmp4j: bad value \"" + v
-          + "\" for option preempt.handoff: want a duration such as 20ms"), e.getMessage());
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> Config.check("preempt.handoff", v), v);
+      assertTrue(
+          e.getMessage()
+              .startsWith(
+                  "gmp4j: bad value \""
+                      + v
+                      + "\" for option preempt.handoff: want a duration such as 20ms"),
+          e.getMessage());
     }
   }
 

@@ -27,15 +27,24 @@ class HogHandoffPauseTest {
     Sched s = new Sched(1);
     s.idleThreadTimeoutNanos = 20 * MS;
     AtomicBoolean stop = new AtomicBoolean();
-    Thread hog = s.newBuilder().start(() -> {
-      while (!stop.get()) {
-        Thread.onSpinWait(); // no poll
-      }
-    });
+    Thread hog =
+        s.newBuilder()
+            .start(
+                () -> {
+                  while (!stop.get()) {
+                    Thread.onSpinWait(); // no poll
+                  }
+                });
     try {
       Processor pp = s.allp[0];
-      assertTrue(poll(10_000, () -> pp.status() == Processor.RUNNING && pp.m != null
-          && PHold.state(pp.m.phold()) == PHold.G), dump(s));
+      assertTrue(
+          poll(
+              10_000,
+              () ->
+                  pp.status() == Processor.RUNNING
+                      && pp.m != null
+                      && PHold.state(pp.m.phold()) == PHold.G),
+          dump(s));
       HogHandoff h = new HogHandoff(s, 20 * MS, false); // the test's clock, not the OS's
       long now = System.nanoTime();
       int cycle = 0;

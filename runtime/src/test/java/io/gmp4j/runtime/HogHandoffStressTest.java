@@ -60,16 +60,18 @@ class HogHandoffStressTest {
     Thread.Builder.OfVirtual builder = s.newBuilder();
     AtomicLong sleeps = new AtomicLong();
     AtomicBoolean stop = new AtomicBoolean();
-    Thread sleeper = builder.start(() -> {
-      try {
-        while (!stop.get()) {
-          Thread.sleep(1);
-          sleeps.incrementAndGet();
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    Thread sleeper =
+        builder.start(
+            () -> {
+              try {
+                while (!stop.get()) {
+                  Thread.sleep(1);
+                  sleeps.incrementAndGet();
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
     List<String> failures = new ArrayList<>();
     long[] took = new long[rounds];
     try {
@@ -81,39 +83,52 @@ class HogHandoffStressTest {
         // whether sysmon was in deep sleep while the hog held the P
         long[] out = new long[4];
         String[] state = new String[1];
-        Thread hog = builder.start(() -> {
-          Machine mp = (Machine) VirtualThreads.carrier(Thread.currentThread());
-          long t0 = System.nanoTime();
-          long cpu0 = cpu.getThreadCpuTime(mp.threadId());
-          long sleeps0 = sleeps.get();
-          double sink = 0;
-          long used = 0;
-          while (sleeps.get() == sleeps0 && used < HOG_BUDGET_MS * 1_000_000L) {
-            sink += matrix ? Matrix.productTrace(24) : spin(20_000);
-            boolean lost = mp.lostP();
-            if (lost && out[2] == 0) {
-              out[2] = System.nanoTime() - t0;
-            }
-            if (!lost && s.sysmonwait()) {
-              out[3] = 1;
-            }
-            used = cpu.getThreadCpuTime(mp.threadId()) - cpu0;
-          }
-          out[0] = System.nanoTime() - t0;
-          out[1] = used + (sink == 42 ? 1 : 0);
-          state[0] = mp + " " + s.allp[0] + " sleeper " + sleeper.getState();
-        });
+        Thread hog =
+            builder.start(
+                () -> {
+                  Machine mp = (Machine) VirtualThreads.carrier(Thread.currentThread());
+                  long t0 = System.nanoTime();
+                  long cpu0 = cpu.getThreadCpuTime(mp.threadId());
+                  long sleeps0 = sleeps.get();
+                  double sink = 0;
+                  long used = 0;
+                  while (sleeps.get() == sleeps0 && used < HOG_BUDGET_MS * 1_000_000L) {
+                    sink += matrix ? Matrix.productTrace(24) : spin(20_000);
+                    boolean lost = mp.lostP();
+                    if (lost && out[2] == 0) {
+                      out[2] = System.nanoTime() - t0;
+                    }
+                    if (!lost && s.sysmonwait()) {
+                      out[3] = 1;
+                    }
+                    used = cpu.getThreadCpuTime(mp.threadId()) - cpu0;
+                  }
+                  out[0] = System.nanoTime() - t0;
+                  out[1] = used + (sink == 42 ? 1 : 0);
+                  state[0] = mp + " " + s.allp[0] + " sleeper " + sleeper.getState();
+                });
         if (!hog.join(java.time.Duration.ofSeconds(30))) {
           throw new AssertionError("round " + r + ": the hog did not finish\n" + dump(s));
         }
         took[r] = out[0];
         if (out[1] >= HOG_BUDGET_MS * 1_000_000L) {
-          failures.add("round " + r + (matrix ? " (matrix)" : " (spin)") + ": the sleeper never"
-              + " ran while the hog computed for " + out[1] / 1_000_000 + "ms of CPU ("
-              + out[0] / 1_000_000 + "ms), handoffs " + (s.preemptHandoffs.sum() - handoffs0)
-              + (out[2] != 0 ? ", P retaken after " + out[2] / 1_000_000 + "ms" : "")
-              + (out[3] != 0 ? ", sysmon in deep sleep while the hog held the P" : "") + "; "
-              + state[0] + "\n" + s.schedtrace(true));
+          failures.add(
+              "round "
+                  + r
+                  + (matrix ? " (matrix)" : " (spin)")
+                  + ": the sleeper never"
+                  + " ran while the hog computed for "
+                  + out[1] / 1_000_000
+                  + "ms of CPU ("
+                  + out[0] / 1_000_000
+                  + "ms), handoffs "
+                  + (s.preemptHandoffs.sum() - handoffs0)
+                  + (out[2] != 0 ? ", P retaken after " + out[2] / 1_000_000 + "ms" : "")
+                  + (out[3] != 0 ? ", sysmon in deep sleep while the hog held the P" : "")
+                  + "; "
+                  + state[0]
+                  + "\n"
+                  + s.schedtrace(true));
         }
       }
     } finally {
@@ -122,13 +137,20 @@ class HogHandoffStressTest {
     }
     long[] sorted = took.clone();
     java.util.Arrays.sort(sorted);
-    System.out.printf("HogHandoffStressTest: %d rounds, %d hand-offs, the sleeper ran after"
-        + " p50=%.1fms p99=%.1fms max=%.1fms, %d rounds without a hand-off%n", rounds,
-        s.preemptHandoffs.sum(), sorted[rounds / 2] / 1e6, sorted[rounds * 99 / 100] / 1e6,
-        sorted[rounds - 1] / 1e6, failures.size());
-    assertTrue(failures.isEmpty(), failures.size() + " of " + rounds + " rounds:\n"
-        + String.join("\n", failures));
-    assertTrue(poll(10_000, () -> s.npidle == 1 && s.numGoroutine() == 0),
+    System.out.printf(
+        "HogHandoffStressTest: %d rounds, %d hand-offs, the sleeper ran after"
+            + " p50=%.1fms p99=%.1fms max=%.1fms, %d rounds without a hand-off%n",
+        rounds,
+        s.preemptHandoffs.sum(),
+        sorted[rounds / 2] / 1e6,
+        sorted[rounds * 99 / 100] / 1e6,
+        sorted[rounds - 1] / 1e6,
+        failures.size());
+    assertTrue(
+        failures.isEmpty(),
+        failures.size() + " of " + rounds + " rounds:\n" + String.join("\n", failures));
+    assertTrue(
+        poll(10_000, () -> s.npidle == 1 && s.numGoroutine() == 0),
         "the scheduler did not go idle\n" + s.schedtrace(true));
     assertTrue(poll(10_000, s.allm::isEmpty), "idle Ms did not exit\n" + s.schedtrace(true));
   }
@@ -221,40 +243,47 @@ class HogHandoffStressTest {
     AtomicInteger syscalls = new AtomicInteger();
     List<Thread> hogThreads = new ArrayList<>();
     for (int h = 0; h < hogs; h++) {
-      hogThreads.add(builder.start(() -> {
-        ThreadLocalRandom r = ThreadLocalRandom.current();
-        long deadline = System.nanoTime() + runNanos;
-        for (int k = 0; System.nanoTime() - deadline < 0
-            || s.preemptHandoffs.sum() < MIN_RETAKES && System.nanoTime() - hardDeadline < 0;
-            k++) {
-          long spin = System.nanoTime() + r.nextInt(50_000);
-          while (System.nanoTime() - spin < 0) {
-            Thread.onSpinWait(); // no poll: sysmon's retakes land here, between P operations
-          }
-          int burst = 1 + r.nextInt(8);
-          for (int b = 0; b < burst; b++) {
-            int id = created.getAndIncrement();
-            if (id >= ran.length()) {
-              return;
-            }
-            // A G started by a G: adopt, then ready under a claim on this M's P.
-            Thread.ofVirtual().start(() -> {
-              ran.incrementAndGet(id);
-              if ((id & 7) == 0) {
-                Thread.yield(); // the M's carrier-side submit, inside the run
-              }
-            });
-          }
-          if ((k & 31) == 7) {
-            boolean entered = Hooks.enterSyscall(); // claims, then unwires the P
-            syscalls.incrementAndGet();
-            Hooks.exitSyscall(entered); // fast path reopens the word, slow paths yield
-          }
-          if ((k & 15) == 0) {
-            Thread.yield(); // the run ends: closePHold races sysmon's CAS
-          }
-        }
-      }));
+      hogThreads.add(
+          builder.start(
+              () -> {
+                ThreadLocalRandom r = ThreadLocalRandom.current();
+                long deadline = System.nanoTime() + runNanos;
+                for (int k = 0;
+                    System.nanoTime() - deadline < 0
+                        || s.preemptHandoffs.sum() < MIN_RETAKES
+                            && System.nanoTime() - hardDeadline < 0;
+                    k++) {
+                  long spin = System.nanoTime() + r.nextInt(50_000);
+                  while (System.nanoTime() - spin < 0) {
+                    Thread
+                        .onSpinWait(); // no poll: sysmon's retakes land here, between P operations
+                  }
+                  int burst = 1 + r.nextInt(8);
+                  for (int b = 0; b < burst; b++) {
+                    int id = created.getAndIncrement();
+                    if (id >= ran.length()) {
+                      return;
+                    }
+                    // A G started by a G: adopt, then ready under a claim on this M's P.
+                    Thread.ofVirtual()
+                        .start(
+                            () -> {
+                              ran.incrementAndGet(id);
+                              if ((id & 7) == 0) {
+                                Thread.yield(); // the M's carrier-side submit, inside the run
+                              }
+                            });
+                  }
+                  if ((k & 31) == 7) {
+                    boolean entered = Hooks.enterSyscall(); // claims, then unwires the P
+                    syscalls.incrementAndGet();
+                    Hooks.exitSyscall(entered); // fast path reopens the word, slow paths yield
+                  }
+                  if ((k & 15) == 0) {
+                    Thread.yield(); // the run ends: closePHold races sysmon's CAS
+                  }
+                }
+              }));
     }
     for (Thread t : hogThreads) {
       if (!t.join(java.time.Duration.ofSeconds(60))) {
@@ -262,14 +291,17 @@ class HogHandoffStressTest {
       }
     }
     int n = Math.min(created.get(), ran.length());
-    boolean allRan = poll(20_000, () -> {
-      for (int i = 0; i < n; i++) {
-        if (ran.get(i) == 0) {
-          return false;
-        }
-      }
-      return true;
-    });
+    boolean allRan =
+        poll(
+            20_000,
+            () -> {
+              for (int i = 0; i < n; i++) {
+                if (ran.get(i) == 0) {
+                  return false;
+                }
+              }
+              return true;
+            });
     int missing = 0;
     for (int i = 0; i < n; i++) {
       assertTrue(ran.get(i) <= 1, "G #" + i + " ran " + ran.get(i) + " times");
@@ -280,8 +312,9 @@ class HogHandoffStressTest {
     boolean quiet = poll(10_000, () -> s.npidle == nprocs && s.numGoroutine() == 0);
     assertTrue(quiet, "the scheduler did not go idle\n" + s.schedtrace(true));
     long handoffs = s.preemptHandoffs.sum();
-    System.out.printf("HogHandoffStressTest: %d Gs, %d syscalls, %d retakes, %d syscall"
-        + " hand-offs%n", n, syscalls.get(), handoffs, s.syscallHandoffs.sum());
+    System.out.printf(
+        "HogHandoffStressTest: %d Gs, %d syscalls, %d retakes, %d syscall" + " hand-offs%n",
+        n, syscalls.get(), handoffs, s.syscallHandoffs.sum());
     assertTrue(handoffs > 0, "no retake happened\n" + s.schedtrace(true));
     for (Processor pp : s.allp) {
       assertEquals(Processor.IDLE, pp.status(), pp.toString());
@@ -291,8 +324,8 @@ class HogHandoffStressTest {
     assertEquals(0, s.runq.runqsize(), s.schedtrace(true));
     List<Machine> ms = List.copyOf(s.allm);
     for (Machine mp : ms) {
-      assertTrue(mp.isAlive() || !s.allm.contains(mp), "M" + mp.id + " died\n"
-          + s.schedtrace(true));
+      assertTrue(
+          mp.isAlive() || !s.allm.contains(mp), "M" + mp.id + " died\n" + s.schedtrace(true));
       assertEquals(null, mp.p, mp + " still holds a P\n" + s.schedtrace(true));
     }
     assertTrue(poll(10_000, s.allm::isEmpty), "idle Ms did not exit\n" + s.schedtrace(true));

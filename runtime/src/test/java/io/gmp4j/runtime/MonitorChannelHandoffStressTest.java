@@ -70,26 +70,33 @@ class MonitorChannelHandoffStressTest {
         int size = 1000; // 1111 Gs
         builder.start(() -> skynet(builder, failures, root, 0, size));
         long[] sum = new long[1];
-        Thread receiver = builder.start(() -> {
-          try {
-            sum[0] = root.receive();
-          } catch (Throwable t) {
-            failures.add(t);
-          }
-        });
+        Thread receiver =
+            builder.start(
+                () -> {
+                  try {
+                    sum[0] = root.receive();
+                  } catch (Throwable t) {
+                    failures.add(t);
+                  }
+                });
         boolean done = receiver.join(java.time.Duration.ofSeconds(60));
         if (!failures.isEmpty()) {
-          AssertionError e = new AssertionError("nprocs " + nprocs + " round " + round
-              + ": a G threw\n" + s.schedtrace(true), failures.peek());
+          AssertionError e =
+              new AssertionError(
+                  "nprocs " + nprocs + " round " + round + ": a G threw\n" + s.schedtrace(true),
+                  failures.peek());
           failures.forEach(e::addSuppressed);
           throw e;
         }
-        assertTrue(done, "nprocs " + nprocs + " round " + round + ": the sum never came\n"
-            + dump(s));
+        assertTrue(
+            done, "nprocs " + nprocs + " round " + round + ": the sum never came\n" + dump(s));
         assertEquals((long) size * (size - 1) / 2, sum[0], "nprocs " + nprocs);
       }
-      System.out.println("MonitorChannelHandoffStressTest nprocs=" + nprocs + ": handoffs="
-          + s.preemptHandoffs.sum());
+      System.out.println(
+          "MonitorChannelHandoffStressTest nprocs="
+              + nprocs
+              + ": handoffs="
+              + s.preemptHandoffs.sum());
       int n = nprocs;
       boolean quiet = poll(10_000, () -> s.npidle == n && s.numGoroutine() == 0);
       assertTrue(quiet, "a P is lost: npidle=" + s.npidle + "\n" + dump(s));
@@ -97,8 +104,12 @@ class MonitorChannelHandoffStressTest {
     }
   }
 
-  private static void skynet(Thread.Builder.OfVirtual builder, Queue<Throwable> failures,
-      Channel result, int num, int size) {
+  private static void skynet(
+      Thread.Builder.OfVirtual builder,
+      Queue<Throwable> failures,
+      Channel result,
+      int num,
+      int size) {
     try {
       if (size == 1) {
         long until = System.nanoTime() + TimeUnit.MICROSECONDS.toNanos(num % 7 == 0 ? 400 : 5);

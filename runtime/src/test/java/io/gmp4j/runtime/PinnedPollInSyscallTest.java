@@ -41,19 +41,22 @@ class PinnedPollInSyscallTest {
     // while the test runs (the other P is idle, and the call is short).
     s.startSysmon(1_000_000_000L, 0, 0, false, false);
     AtomicReference<Throwable> failure = new AtomicReference<>();
-    Thread g = s.newBuilder().start(() -> {
-      try {
-        Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-        boolean entered = Syscall.enter();
-        assertEquals(Goroutine.SYSCALL, gp.status(), "entered the syscall");
-        Preempt.request(gp, null, 0, "timeslice"); // as sysmon would
-        assertTrue(PollsInClinit.POLLED); // the pinned poll: its yield fails
-        Syscall.exit(entered);
-        assertEquals(Goroutine.RUNNING, gp.status(), "left the syscall");
-      } catch (Throwable t) {
-        failure.set(t);
-      }
-    });
+    Thread g =
+        s.newBuilder()
+            .start(
+                () -> {
+                  try {
+                    Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+                    boolean entered = Syscall.enter();
+                    assertEquals(Goroutine.SYSCALL, gp.status(), "entered the syscall");
+                    Preempt.request(gp, null, 0, "timeslice"); // as sysmon would
+                    assertTrue(PollsInClinit.POLLED); // the pinned poll: its yield fails
+                    Syscall.exit(entered);
+                    assertEquals(Goroutine.RUNNING, gp.status(), "left the syscall");
+                  } catch (Throwable t) {
+                    failure.set(t);
+                  }
+                });
     assertTrue(g.join(Duration.ofSeconds(20)), "the G did not finish\n" + s.schedtrace(true));
     if (failure.get() != null) {
       throw new AssertionError(s.schedtrace(true), failure.get());

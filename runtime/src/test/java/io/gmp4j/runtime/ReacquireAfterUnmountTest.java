@@ -38,34 +38,41 @@ class ReacquireAfterUnmountTest {
       AtomicReference<Throwable> failure = new AtomicReference<>();
       AtomicReference<String> moved = new AtomicReference<>("");
       Thread[] hog = new Thread[1];
-      Thread g = builder.start(() -> {
-        try {
-          Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-          Machine m0 = gp.runningM();
-          // Queued on our P: once sysmon hands the P off, its new M runs this G, which holds it.
-          hog[0] = builder.start(() -> {
-            while (!stop.get()) {
-              Thread.onSpinWait();
-            }
-          });
-          long deadline = System.nanoTime() + 20_000_000_000L;
-          while (!m0.lostP() && System.nanoTime() < deadline) {
-            Thread.onSpinWait(); // no poll: this G ignores the request until sysmon retakes
-          }
-          assertTrue(m0.lostP(), "sysmon never retook the P: " + m0);
-          Syscall.reacquireIfPinned(gp); // not pinned: the 50us wait unmounts it
-          Machine m1 = gp.runningM();
-          assertTrue(m1 != null && !m1.lostP(), "returned without a P: " + m1);
-          moved.set(m1 == m0 ? "same M" : "M" + m0.id + " → M" + m1.id);
-        } catch (Throwable t) {
-          failure.set(t);
-        } finally {
-          stop.set(true);
-        }
-      });
-      assertTrue(g.join(Duration.ofSeconds(30)),
+      Thread g =
+          builder.start(
+              () -> {
+                try {
+                  Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+                  Machine m0 = gp.runningM();
+                  // Queued on our P: once sysmon hands the P off, its new M runs this G, which
+                  // holds it.
+                  hog[0] =
+                      builder.start(
+                          () -> {
+                            while (!stop.get()) {
+                              Thread.onSpinWait();
+                            }
+                          });
+                  long deadline = System.nanoTime() + 20_000_000_000L;
+                  while (!m0.lostP() && System.nanoTime() < deadline) {
+                    Thread.onSpinWait(); // no poll: this G ignores the request until sysmon retakes
+                  }
+                  assertTrue(m0.lostP(), "sysmon never retook the P: " + m0);
+                  Syscall.reacquireIfPinned(gp); // not pinned: the 50us wait unmounts it
+                  Machine m1 = gp.runningM();
+                  assertTrue(m1 != null && !m1.lostP(), "returned without a P: " + m1);
+                  moved.set(m1 == m0 ? "same M" : "M" + m0.id + " → M" + m1.id);
+                } catch (Throwable t) {
+                  failure.set(t);
+                } finally {
+                  stop.set(true);
+                }
+              });
+      assertTrue(
+          g.join(Duration.ofSeconds(30)),
           "round " + r + ": the G did not finish\n" + s.schedtrace(true));
-      assertTrue(hog[0] == null || hog[0].join(Duration.ofSeconds(30)),
+      assertTrue(
+          hog[0] == null || hog[0].join(Duration.ofSeconds(30)),
           "round " + r + ": the hog did not finish\n" + s.schedtrace(true));
       if (failure.get() != null) {
         throw new AssertionError("round " + r + "\n" + s.schedtrace(true), failure.get());

@@ -37,21 +37,26 @@ class RunqStressTest {
     for (int t = 0; t < thieves; t++) {
       Processor mine = new Processor(sched, t + 1);
       thiefPs.add(mine);
-      ts.add(Thread.ofPlatform().daemon().name("thief-" + t).start(() -> {
-        ThreadLocalRandom r = ThreadLocalRandom.current();
-        while (!done.get()) {
-          Goroutine gp = mine.runqSteal(owner, r.nextInt(8) == 0);
-          if (gp != null) {
-            stolen.increment();
-            taken.incrementAndGet((int) gp.goid);
-            for (Goroutine g; (g = mine.runqGet()) != null; ) {
-              taken.incrementAndGet((int) g.goid);
-            }
-          } else {
-            Thread.onSpinWait();
-          }
-        }
-      }));
+      ts.add(
+          Thread.ofPlatform()
+              .daemon()
+              .name("thief-" + t)
+              .start(
+                  () -> {
+                    ThreadLocalRandom r = ThreadLocalRandom.current();
+                    while (!done.get()) {
+                      Goroutine gp = mine.runqSteal(owner, r.nextInt(8) == 0);
+                      if (gp != null) {
+                        stolen.increment();
+                        taken.incrementAndGet((int) gp.goid);
+                        for (Goroutine g; (g = mine.runqGet()) != null; ) {
+                          taken.incrementAndGet((int) g.goid);
+                        }
+                      } else {
+                        Thread.onSpinWait();
+                      }
+                    }
+                  }));
     }
     ThreadLocalRandom r = ThreadLocalRandom.current();
     for (int i = 0; i < total; i++) {
@@ -65,9 +70,16 @@ class RunqStressTest {
     }
     done.set(true);
     for (Thread t : ts) {
-      assertTrue(t.join(java.time.Duration.ofSeconds(30)), () -> t.getName() + " did not stop: "
-          + java.util.Arrays.toString(t.getStackTrace()) + "\nowner " + owner + "\nthieves "
-          + thiefPs);
+      assertTrue(
+          t.join(java.time.Duration.ofSeconds(30)),
+          () ->
+              t.getName()
+                  + " did not stop: "
+                  + java.util.Arrays.toString(t.getStackTrace())
+                  + "\nowner "
+                  + owner
+                  + "\nthieves "
+                  + thiefPs);
     }
     for (Goroutine g; (g = owner.runqGet()) != null; ) {
       taken.incrementAndGet((int) g.goid);

@@ -80,8 +80,9 @@ class RunqTest {
       for (int j = 0; j < i; j++) {
         assertEquals(1, seen[j], "g" + j + " seen " + seen[j] + " times, i=" + i);
       }
-      assertTrue(s == i / 2 || s == i / 2 + 1, "bad steal " + s + ", want " + i / 2 + " or "
-          + (i / 2 + 1) + ", i=" + i);
+      assertTrue(
+          s == i / 2 || s == i / 2 + 1,
+          "bad steal " + s + ", want " + i / 2 + " or " + (i / 2 + 1) + ", i=" + i);
     }
   }
 
@@ -145,19 +146,23 @@ class RunqTest {
     AtomicInteger phase = new AtomicInteger(); // iteration the checker should run, +1
     AtomicInteger checked = new AtomicInteger();
     AtomicReference<String> failure = new AtomicReference<>();
-    Thread checker = Thread.ofPlatform().daemon().start(() -> {
-      for (int i = 0; i < iters; i++) {
-        final int at = i;
-        if (!spinUntil(() -> phase.get() == at + 1) || !incrementAndSpin(ready)) {
-          failure.compareAndSet(null, "checker stuck at iteration " + i);
-          return;
-        }
-        if (p.runqEmpty()) {
-          failure.compareAndSet(null, "queue is empty at iteration " + i);
-        }
-        checked.set(i + 1);
-      }
-    });
+    Thread checker =
+        Thread.ofPlatform()
+            .daemon()
+            .start(
+                () -> {
+                  for (int i = 0; i < iters; i++) {
+                    final int at = i;
+                    if (!spinUntil(() -> phase.get() == at + 1) || !incrementAndSpin(ready)) {
+                      failure.compareAndSet(null, "checker stuck at iteration " + i);
+                      return;
+                    }
+                    if (p.runqEmpty()) {
+                      failure.compareAndSet(null, "queue is empty at iteration " + i);
+                    }
+                    checked.set(i + 1);
+                  }
+                });
     for (int i = 0; i < iters; i++) {
       ready.set(0);
       boolean next0 = (i & 1) == 0;
@@ -165,12 +170,22 @@ class RunqTest {
       p.runqPut(gs[0], next0);
       phase.set(i + 1);
       final int at = i;
-      assertTrue(incrementAndSpin(ready), () -> "stuck at iteration " + at + " (ready "
-          + ready.get() + ", checker: " + failure.get() + ") " + p);
+      assertTrue(
+          incrementAndSpin(ready),
+          () ->
+              "stuck at iteration "
+                  + at
+                  + " (ready "
+                  + ready.get()
+                  + ", checker: "
+                  + failure.get()
+                  + ") "
+                  + p);
       p.runqPut(gs[1], next1);
       p.runqGet();
-      assertTrue(spinUntil(() -> checked.get() == at + 1), () -> "the checker never checked"
-          + " iteration " + at + " (" + failure.get() + ") " + p);
+      assertTrue(
+          spinUntil(() -> checked.get() == at + 1),
+          () -> "the checker never checked" + " iteration " + at + " (" + failure.get() + ") " + p);
       p.runqGet();
       assertTrue(p.runqEmpty());
     }
@@ -222,7 +237,8 @@ class RunqTest {
       Set<Long> seen = new HashSet<>();
       for (int i = 0; i < procs * ord.coprimeCount(); i++) {
         RandomOrder.Enum e = ord.start(i);
-        assertTrue(seen.add(((long) e.position() << 32) | e.inc),
+        assertTrue(
+            seen.add(((long) e.position() << 32) | e.inc),
             "duplicate (pos, inc) for procs=" + procs + " i=" + i);
       }
     }

@@ -17,9 +17,12 @@ class SchedTraceTest {
     Goroutine g = new Goroutine(s, 1, null, null);
     s.allp[2].runqPut(g, false);
     String line = s.schedtrace(false);
-    assertTrue(Pattern.matches("SCHED \\d+ms: gomaxprocs=4 idleprocs=4 threads=0 spinningthreads=0"
-        + " needspinning=0 idlethreads=0 runqueue=0 \\[ 0 0 1 0 \\] schedticks=\\[ 0 0 0 0 \\]\n",
-        line), line);
+    assertTrue(
+        Pattern.matches(
+            "SCHED \\d+ms: gomaxprocs=4 idleprocs=4 threads=0 spinningthreads=0"
+                + " needspinning=0 idlethreads=0 runqueue=0 \\[ 0 0 1 0 \\] schedticks=\\[ 0 0 0 0 \\]\n",
+            line),
+        line);
   }
 
   @Test
@@ -41,13 +44,19 @@ class SchedTraceTest {
   void detailLinesAreGo126Format() {
     Sched s = new Sched(2);
     String[] lines = s.schedtrace(true).split("\n");
-    assertTrue(Pattern.matches("SCHED \\d+ms: gomaxprocs=2 idleprocs=2 threads=0 spinningthreads=0"
-        + " needspinning=0 idlethreads=0 runqueue=0 gcwaiting=false nmidlelocked=0 stopwait=0"
-        + " sysmonwait=false", lines[0]), lines[0]);
-    assertEquals("  P0: status=0 schedtick=0 syscalltick=0 m=nil runqsize=0 gfreecnt=0"
-        + " timerslen=0", lines[1]);
-    assertEquals("  P1: status=0 schedtick=0 syscalltick=0 m=nil runqsize=0 gfreecnt=0"
-        + " timerslen=0", lines[2]);
+    assertTrue(
+        Pattern.matches(
+            "SCHED \\d+ms: gomaxprocs=2 idleprocs=2 threads=0 spinningthreads=0"
+                + " needspinning=0 idlethreads=0 runqueue=0 gcwaiting=false nmidlelocked=0 stopwait=0"
+                + " sysmonwait=false",
+            lines[0]),
+        lines[0]);
+    assertEquals(
+        "  P0: status=0 schedtick=0 syscalltick=0 m=nil runqsize=0 gfreecnt=0" + " timerslen=0",
+        lines[1]);
+    assertEquals(
+        "  P1: status=0 schedtick=0 syscalltick=0 m=nil runqsize=0 gfreecnt=0" + " timerslen=0",
+        lines[2]);
     assertEquals(3, lines.length);
   }
 

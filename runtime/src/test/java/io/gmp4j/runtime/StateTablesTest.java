@@ -42,7 +42,8 @@ class StateTablesTest {
     try {
       InternalError e = assertThrows(InternalError.class, () -> sched.pidleput(pp));
       assertTrue(e.getMessage().startsWith("pidleput: P7{status=1"), e.getMessage());
-      assertTrue(e.getMessage().endsWith("running → idle is not an edge of the P status table"),
+      assertTrue(
+          e.getMessage().endsWith("running → idle is not an edge of the P status table"),
           e.getMessage());
     } finally {
       sched.lock.unlock();
@@ -62,10 +63,11 @@ class StateTablesTest {
     assertThrows(InternalError.class, () -> pp.setStatus(Processor.IDLE, "handoffP"));
     pp.setStatus(Processor.SYSCALL, "enterSyscall");
     // The syscall arbitration is a CAS: a plain write out of SYSCALL would race it.
-    InternalError e = assertThrows(InternalError.class,
-        () -> pp.setStatus(Processor.IDLE, "Sysmon.retake"));
+    InternalError e =
+        assertThrows(InternalError.class, () -> pp.setStatus(Processor.IDLE, "Sysmon.retake"));
     assertTrue(e.getMessage().endsWith("syscall → idle must be a CAS"), e.getMessage());
-    assertThrows(InternalError.class,
+    assertThrows(
+        InternalError.class,
         () -> pp.casStatus(Processor.SYSCALL, Processor.RUNNING, "exitSyscallFast"));
     assertTrue(pp.casStatus(Processor.SYSCALL, Processor.IDLE, "Sysmon.retake"));
     assertFalse(pp.casStatus(Processor.SYSCALL, Processor.IDLE, "exitSyscallFast"), "lost");
@@ -78,7 +80,8 @@ class StateTablesTest {
     // The M's post-run CAS expects running; from idle it is no edge, and must not even try.
     InternalError e = assertThrows(InternalError.class, () -> gp.casRunningToWaiting(idle));
     assertTrue(e.getMessage().startsWith("park: G42"), e.getMessage());
-    assertTrue(e.getMessage().endsWith("idle → waiting is not an edge of the G status table"),
+    assertTrue(
+        e.getMessage().endsWith("idle → waiting is not an edge of the G status table"),
         e.getMessage());
     assertEquals(Goroutine.IDLE, gp.status());
     assertEquals(Goroutine.IDLE, gp.casToRunnable());
@@ -100,18 +103,25 @@ class StateTablesTest {
     assertTrue(PHold.check("tryClaimP", null, h, PHold.with(h, PHold.G_BUSY)));
     // sysmon's CAS must start from G: a claimed word is no edge for it.
     int busy = PHold.with(h, PHold.G_BUSY);
-    InternalError e = assertThrows(InternalError.class,
-        () -> PHold.check("tryRetakeP", null, busy, PHold.with(busy, PHold.RETAKEN)));
-    assertTrue(e.getMessage().endsWith("G_BUSY → RETAKEN is not an edge of the phold table"),
+    InternalError e =
+        assertThrows(
+            InternalError.class,
+            () -> PHold.check("tryRetakeP", null, busy, PHold.with(busy, PHold.RETAKEN)));
+    assertTrue(
+        e.getMessage().endsWith("G_BUSY → RETAKEN is not an edge of the phold table"),
         e.getMessage());
     // closePHold keeps the run number: sysmon tells runs apart by it.
-    e = assertThrows(InternalError.class,
-        () -> PHold.check("closePHold", null, h, PHold.nextRun(h, PHold.SCHED)));
+    e =
+        assertThrows(
+            InternalError.class,
+            () -> PHold.check("closePHold", null, h, PHold.nextRun(h, PHold.SCHED)));
     assertTrue(e.getMessage().endsWith("must keep the run number"), e.getMessage());
     // a reacquire takes a new one, so that a retake prepared before it cannot succeed.
     int retaken = PHold.with(h, PHold.RETAKEN);
-    e = assertThrows(InternalError.class,
-        () -> PHold.check("tryReacquireP", null, retaken, PHold.with(retaken, PHold.G)));
+    e =
+        assertThrows(
+            InternalError.class,
+            () -> PHold.check("tryReacquireP", null, retaken, PHold.with(retaken, PHold.G)));
     assertTrue(e.getMessage().endsWith("must take a new run number"), e.getMessage());
     assertTrue(PHold.check("tryReacquireP", null, retaken, PHold.nextRun(retaken, PHold.G)));
   }

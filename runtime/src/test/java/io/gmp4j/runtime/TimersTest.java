@@ -45,8 +45,8 @@ class TimersTest {
     List<Timers.Timer> all = new ArrayList<>();
     for (int i = 0; i < 1000; i++) {
       long[] when = new long[1];
-      Timers.Timer t = ts.addtimer(() -> ran.add(when[0]), 1 + rnd.nextInt(1_000_000),
-          TimeUnit.MICROSECONDS);
+      Timers.Timer t =
+          ts.addtimer(() -> ran.add(when[0]), 1 + rnd.nextInt(1_000_000), TimeUnit.MICROSECONDS);
       when[0] = t.when;
       all.add(t);
     }
@@ -107,16 +107,19 @@ class TimersTest {
       }
       boolean[] cancelled = new boolean[n];
       CountDownLatch go = new CountDownLatch(1);
-      Thread canceller = Thread.ofPlatform().start(() -> {
-        try {
-          go.await();
-        } catch (InterruptedException e) {
-          return;
-        }
-        for (int i = n - 1; i >= 0; i--) {
-          cancelled[i] = t[i].cancel(false);
-        }
-      });
+      Thread canceller =
+          Thread.ofPlatform()
+              .start(
+                  () -> {
+                    try {
+                      go.await();
+                    } catch (InterruptedException e) {
+                      return;
+                    }
+                    for (int i = n - 1; i >= 0; i--) {
+                      cancelled[i] = t[i].cancel(false);
+                    }
+                  });
       go.countDown();
       ts.checkTimers(Timers.nanotime() + HOUR, true);
       canceller.join();
@@ -142,9 +145,11 @@ class TimersTest {
     for (int p = 1; p < 3; p++) {
       for (int i = 0; i < 10; i++) {
         String name = "P" + p + "." + i;
-        Timers.Timer t = s.allp[p].timers.addtimer(
-            () -> ran.add(name + "@" + Thread.currentThread().getName()), 200 + i,
-            TimeUnit.MILLISECONDS);
+        Timers.Timer t =
+            s.allp[p].timers.addtimer(
+                () -> ran.add(name + "@" + Thread.currentThread().getName()),
+                200 + i,
+                TimeUnit.MILLISECONDS);
         if (i % 3 == 0) {
           assertTrue(t.cancel(false));
           cancelled.add(name + "@");
@@ -154,8 +159,8 @@ class TimersTest {
     assertEquals(3, s.gomaxprocs(1));
     Timers p0 = s.allp[0].timers;
     assertEquals(12, p0.numTimers(), "the 12 waiting timers moved to P0: " + p0);
-    assertTrue(poll(10_000, () -> ran.size() == 12), "moved timers did not fire: " + ran + "\n"
-        + dump(s));
+    assertTrue(
+        poll(10_000, () -> ran.size() == 12), "moved timers did not fire: " + ran + "\n" + dump(s));
     for (String r : ran) {
       assertTrue(r.contains("@gmp-m"), "a timer ran off our Ms: " + r);
     }
@@ -181,26 +186,33 @@ class TimersTest {
     AtomicReference<String> timerOn = new AtomicReference<>();
     CountDownLatch parked = new CountDownLatch(1);
     CountDownLatch done = new CountDownLatch(1);
-    Thread g = s.newBuilder().start(() -> {
-      vt.set(Thread.currentThread());
-      parked.countDown();
-      while (timerOn.get() == null) {
-        LockSupport.park();
-      }
-      Thread carrier = VirtualThreads.carrier(Thread.currentThread());
-      wokenOn.set(carrier == null ? "none" : carrier.getName());
-      done.countDown();
-    });
+    Thread g =
+        s.newBuilder()
+            .start(
+                () -> {
+                  vt.set(Thread.currentThread());
+                  parked.countDown();
+                  while (timerOn.get() == null) {
+                    LockSupport.park();
+                  }
+                  Thread carrier = VirtualThreads.carrier(Thread.currentThread());
+                  wokenOn.set(carrier == null ? "none" : carrier.getName());
+                  done.countDown();
+                });
     parked.await();
     assertTrue(poll(5_000, () -> s.npidle == 1), "the P never went idle: " + dump(s));
     {
       long t0 = System.nanoTime();
       long[] firedAt = new long[1];
-      Timers.Timer t = s.allp[0].timers.addtimer(() -> {
-        firedAt[0] = System.nanoTime();
-        timerOn.set(Thread.currentThread().getName());
-        LockSupport.unpark(vt.get());
-      }, 20, TimeUnit.MILLISECONDS);
+      Timers.Timer t =
+          s.allp[0].timers.addtimer(
+              () -> {
+                firedAt[0] = System.nanoTime();
+                timerOn.set(Thread.currentThread().getName());
+                LockSupport.unpark(vt.get());
+              },
+              20,
+              TimeUnit.MILLISECONDS);
       s.timerSleeper.wakeNetPoller(t.when);
       assertTrue(done.await(10, TimeUnit.SECONDS), "the timer never fired: " + dump(s));
       g.join();
@@ -221,26 +233,34 @@ class TimersTest {
     Sched s = sched(2);
     AtomicReference<Boolean> stop = new AtomicReference<>(false);
     AtomicReference<Processor> busy = new AtomicReference<>();
-    Thread hog = s.newBuilder().start(() -> {
-      Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-      busy.set(gp.runningM().p);
-      while (!stop.get()) {
-        Thread.onSpinWait(); // no poll: this P schedules again only when we stop
-      }
-    });
+    Thread hog =
+        s.newBuilder()
+            .start(
+                () -> {
+                  Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+                  busy.set(gp.runningM().p);
+                  while (!stop.get()) {
+                    Thread.onSpinWait(); // no poll: this P schedules again only when we stop
+                  }
+                });
     try {
       assertTrue(poll(5_000, () -> busy.get() != null && s.npidle == 1), dump(s));
       Processor pp = busy.get();
       AtomicReference<String> ranOn = new AtomicReference<>();
       long t0 = System.nanoTime();
       long[] firedAt = new long[1];
-      Timers.Timer t = pp.timers.addtimer(() -> {
-        firedAt[0] = System.nanoTime();
-        ranOn.set(Thread.currentThread().getName());
-      }, 30, TimeUnit.MILLISECONDS);
+      Timers.Timer t =
+          pp.timers.addtimer(
+              () -> {
+                firedAt[0] = System.nanoTime();
+                ranOn.set(Thread.currentThread().getName());
+              },
+              30,
+              TimeUnit.MILLISECONDS);
       s.timerSleeper.wakeNetPoller(t.when);
       assertTrue(poll(10_000, () -> ranOn.get() != null), "not stolen: " + dump(s));
-      assertTrue(ranOn.get().startsWith("gmp-m") && !ranOn.get().equals(pp.m.getName()),
+      assertTrue(
+          ranOn.get().startsWith("gmp-m") && !ranOn.get().equals(pp.m.getName()),
           "ran on " + ranOn.get() + ", the busy P's M is " + pp.m);
       long late = (firedAt[0] - t0) / 1_000_000 - 30;
       assertTrue(late >= 0 && late < 2_000, "fired " + late + " ms late");

@@ -16,7 +16,8 @@ class VirtualThreadStatesTest {
     Class<?> vt = Class.forName("java.lang.VirtualThread");
     int checked = 0;
     for (Field ours : VirtualThreads.class.getDeclaredFields()) {
-      if (ours.getType() != int.class || !Modifier.isStatic(ours.getModifiers())
+      if (ours.getType() != int.class
+          || !Modifier.isStatic(ours.getModifiers())
           || !ours.getName().equals(ours.getName().toUpperCase())) {
         continue;
       }

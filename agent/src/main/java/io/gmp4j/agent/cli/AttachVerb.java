@@ -46,7 +46,9 @@ final class AttachVerb implements Verb {
   @Override
   public int run(List<String> args, PrintStream out, PrintStream err) throws Exception {
     if (args.isEmpty() || args.contains("--help")) {
-      (args.isEmpty() ? err : out).println("""
+      (args.isEmpty() ? err : out)
+          .println(
+              """
           usage: gmp4j attach <pid> [--wait=60s] [key=value[,key=value...]]
             Loads gmp4j into the JVM <pid> (of the same user, JDK 25+). In a JVM where gmp4j
             already runs, applies the options that can change live: gomaxprocs, schedtrace,
@@ -61,8 +63,10 @@ final class AttachVerb implements Verb {
       if (a.startsWith("--wait=")) {
         String v = a.substring(7);
         try {
-          waitMs = v.endsWith("ms") ? Long.parseLong(v.substring(0, v.length() - 2))
-              : Long.parseLong(v.endsWith("s") ? v.substring(0, v.length() - 1) : v) * 1000;
+          waitMs =
+              v.endsWith("ms")
+                  ? Long.parseLong(v.substring(0, v.length() - 2))
+                  : Long.parseLong(v.endsWith("s") ? v.substring(0, v.length() - 1) : v) * 1000;
         } catch (NumberFormatException e) {
           err.println("gmp4j: bad --wait \"" + v + "\": want seconds, e.g. --wait=30s");
           return USAGE;
@@ -81,15 +85,23 @@ final class AttachVerb implements Verb {
       Target t = Targets.attach(pid, true);
       try {
         boolean before = t.gmp4j() != null;
-        out.println("gmp4j: pid " + pid + " (" + Targets.command(pid) + ", JDK " + t.jdk()
-            + "): " + (before ? "gmp4j " + t.gmp4j() + " is in it" : "loading gmp4j"));
+        out.println(
+            "gmp4j: pid "
+                + pid
+                + " ("
+                + Targets.command(pid)
+                + ", JDK "
+                + t.jdk()
+                + "): "
+                + (before ? "gmp4j " + t.gmp4j() + " is in it" : "loading gmp4j"));
         Result r = load(t, String.join(",", opts));
         r.lines.forEach(out::println);
         if (!before && r.status.equals("installed")) {
           if (!Targets.cmdline(pid).contains("-XX:+EnableDynamicAgentLoading")) {
-            out.println("gmp4j: note: the JVM printed JEP 451's warning \"A Java agent has been"
-                + " loaded dynamically\" on its stderr; gmp4j works, and a later JDK may require"
-                + " -XX:+EnableDynamicAgentLoading (see the README)");
+            out.println(
+                "gmp4j: note: the JVM printed JEP 451's warning \"A Java agent has been"
+                    + " loaded dynamically\" on its stderr; gmp4j works, and a later JDK may require"
+                    + " -XX:+EnableDynamicAgentLoading (see the README)");
           }
           if (waitMs > 0) {
             waitForRetransform(t, waitMs, out);
@@ -118,17 +130,21 @@ final class AttachVerb implements Verb {
     try {
       t.vm().loadAgent(jar, "attach.id=" + id + (options.isBlank() ? "" : "," + options));
     } catch (AgentLoadException | AgentInitializationException e) {
-      throw new TargetException("gmp4j: pid " + t.pid() + " could not load " + jar + ": "
-          + Targets.oneLine(e));
+      throw new TargetException(
+          "gmp4j: pid " + t.pid() + " could not load " + jar + ": " + Targets.oneLine(e));
     } catch (IOException e) {
-      throw new TargetException("gmp4j: pid " + t.pid() + ": the attach failed while loading the"
-          + " agent: " + Targets.oneLine(e));
+      throw new TargetException(
+          "gmp4j: pid "
+              + t.pid()
+              + ": the attach failed while loading the"
+              + " agent: "
+              + Targets.oneLine(e));
     }
     Properties p = Targets.props(t);
     String result = p.getProperty("gmp4j.attach.result", "");
     if (!result.startsWith(id + " ")) {
-      throw new TargetException("gmp4j: pid " + t.pid() + " loaded the agent but left no result"
-          + " (see its stderr)");
+      throw new TargetException(
+          "gmp4j: pid " + t.pid() + " loaded the agent but left no result" + " (see its stderr)");
     }
     String[] parts = result.split("\n");
     String status = parts[0].substring(id.length() + 1).trim();
@@ -157,8 +173,12 @@ final class AttachVerb implements Verb {
         return;
       }
       if (System.nanoTime() - deadline > 0) {
-        out.println("gmp4j: retransform still " + s + " classes after " + waitMs / 1000
-            + " s; it goes on in the background (summary on the JVM's stderr)");
+        out.println(
+            "gmp4j: retransform still "
+                + s
+                + " classes after "
+                + waitMs / 1000
+                + " s; it goes on in the background (summary on the JVM's stderr)");
         return;
       }
       if (!s.equals(last) && System.nanoTime() - lastPrint > 2_000_000_000L) {

@@ -14,11 +14,8 @@ import java.util.List;
  */
 public final class Cli {
   /** Every verb, in the order {@code --help} lists them. */
-  static final List<Verb> VERBS = List.of(new VersionVerb(),
-      new TraceVerb(),
-      new AttachVerb(),
-      new ListVerb(),
-      new TopVerb());
+  static final List<Verb> VERBS =
+      List.of(new VersionVerb(), new TraceVerb(), new AttachVerb(), new ListVerb(), new TopVerb());
 
   private Cli() {}
 
@@ -29,7 +26,9 @@ public final class Cli {
 
   /** Runs {@code args} with the given streams and returns the exit status. Any thread. */
   public static int run(List<String> args, PrintStream out, PrintStream err) throws Exception {
-    if (args.isEmpty() || args.get(0).equals("--help") || args.get(0).equals("-h")
+    if (args.isEmpty()
+        || args.get(0).equals("--help")
+        || args.get(0).equals("-h")
         || args.get(0).equals("help")) {
       usage(args.isEmpty() ? err : out);
       return args.isEmpty() ? Verb.USAGE : Verb.OK;

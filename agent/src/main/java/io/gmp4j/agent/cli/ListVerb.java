@@ -39,15 +39,17 @@ final class ListVerb implements Verb {
     System.setProperty("sun.tools.attach.attachTimeout", "3000");
     long self = ProcessHandle.current().pid();
     out.printf("%-8s %-12s %-26s %s%n", "PID", "JDK", "GMP4J", "MAIN");
-    List<VirtualMachineDescriptor> vms = VirtualMachine.list().stream()
-        .sorted(Comparator.comparingLong(d -> parse(d.id()))).toList();
+    List<VirtualMachineDescriptor> vms =
+        VirtualMachine.list().stream()
+            .sorted(Comparator.comparingLong(d -> parse(d.id())))
+            .toList();
     for (VirtualMachineDescriptor d : vms) {
       long pid = parse(d.id());
       if (pid == self || pid < 0) {
         continue;
       }
-      String main = d.displayName().isBlank() ? Targets.command(pid)
-          : d.displayName().split(" ")[0];
+      String main =
+          d.displayName().isBlank() ? Targets.command(pid) : d.displayName().split(" ")[0];
       String jdk = "?";
       String gmp;
       try {
@@ -55,17 +57,23 @@ final class ListVerb implements Verb {
         try {
           jdk = t.jdk();
           String g = t.gmp4j();
-          gmp = g != null ? g.replace(" ", " by ")
-              : Targets.feature(t.props().getProperty("java.specification.version", "0")) < 25
-              ? "- (needs JDK 25)" : "-";
+          gmp =
+              g != null
+                  ? g.replace(" ", " by ")
+                  : Targets.feature(t.props().getProperty("java.specification.version", "0")) < 25
+                      ? "- (needs JDK 25)"
+                      : "-";
         } finally {
           t.detach();
         }
       } catch (TargetException e) {
         String m = e.getMessage();
-        gmp = m.contains("belongs to user") ? "? (user " + Targets.owner(pid) + ")"
-            : m.contains("refuses attach") ? "? (refuses attach)"
-            : m.contains("no process") ? "? (exited)" : "? (" + m + ")";
+        gmp =
+            m.contains("belongs to user")
+                ? "? (user " + Targets.owner(pid) + ")"
+                : m.contains("refuses attach")
+                    ? "? (refuses attach)"
+                    : m.contains("no process") ? "? (exited)" : "? (" + m + ")";
       }
       out.printf("%-8d %-12s %-26s %s%n", pid, jdk, gmp, main);
     }
@@ -80,8 +88,9 @@ final class ListVerb implements Verb {
         if (pid < 0 || pid == self || listed.contains(pid) || !Targets.mapsLibjvm(pid)) {
           continue;
         }
-        out.printf("%-8d %-12s %-26s %s%n", pid, releaseVersion(pid), "? (refuses attach)",
-            Targets.command(pid));
+        out.printf(
+            "%-8d %-12s %-26s %s%n",
+            pid, releaseVersion(pid), "? (refuses attach)", Targets.command(pid));
       }
     } catch (java.io.IOException | RuntimeException e) {
       // no /proc: the Attach API's list is all there is
@@ -92,10 +101,10 @@ final class ListVerb implements Verb {
   /** JAVA_VERSION from the release file of the JDK the process runs, or "?". */
   private static String releaseVersion(long pid) {
     try {
-      java.nio.file.Path exe = java.nio.file.Files.readSymbolicLink(
-          java.nio.file.Path.of("/proc/" + pid + "/exe"));
-      for (String l : java.nio.file.Files.readAllLines(
-          exe.getParent().getParent().resolve("release"))) {
+      java.nio.file.Path exe =
+          java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/" + pid + "/exe"));
+      for (String l :
+          java.nio.file.Files.readAllLines(exe.getParent().getParent().resolve("release"))) {
         if (l.startsWith("JAVA_VERSION=")) {
           return l.substring(13).replace("\"", "");
         }

@@ -74,8 +74,8 @@ final class Targets {
     } catch (NumberFormatException ignored) {
       // fall through
     }
-    throw new TargetException("gmp4j: bad pid \"" + s + "\": want a process id (gmp4j list"
-        + " shows the JVMs)");
+    throw new TargetException(
+        "gmp4j: bad pid \"" + s + "\": want a process id (gmp4j list" + " shows the JVMs)");
   }
 
   /** Steps 1 to 3: a line, or null when {@code pid} is worth attaching to. */
@@ -87,9 +87,17 @@ final class Targets {
     String me = System.getProperty("user.name");
     String owner = owner(pid);
     if (owner != null && !owner.equals(me)) {
-      return "gmp4j: pid " + pid + " belongs to user " + owner + ", and gmp4j runs as " + me
-          + ": it attaches only to JVMs of its own user; run it as " + owner
-          + " (sudo -u " + owner + " gmp4j ...)";
+      return "gmp4j: pid "
+          + pid
+          + " belongs to user "
+          + owner
+          + ", and gmp4j runs as "
+          + me
+          + ": it attaches only to JVMs of its own user; run it as "
+          + owner
+          + " (sudo -u "
+          + owner
+          + " gmp4j ...)";
     }
     if (!listed(pid) && !mapsLibjvm(pid)) {
       return "gmp4j: pid " + pid + " (" + command(pid) + ") is not a Java VM";
@@ -107,9 +115,15 @@ final class Targets {
     try {
       vm = VirtualMachine.attach(Long.toString(pid));
     } catch (AttachNotSupportedException | IOException e) {
-      throw new TargetException("gmp4j: pid " + pid + " (" + command(pid) + ") refuses attach: "
-          + oneLine(e) + "; was it started with -XX:+DisableAttachMechanism? Start it with"
-          + " -javaagent:gmp4j-agent.jar instead");
+      throw new TargetException(
+          "gmp4j: pid "
+              + pid
+              + " ("
+              + command(pid)
+              + ") refuses attach: "
+              + oneLine(e)
+              + "; was it started with -XX:+DisableAttachMechanism? Start it with"
+              + " -javaagent:gmp4j-agent.jar instead");
     }
     Properties props;
     try {
@@ -120,15 +134,21 @@ final class Targets {
       } catch (IOException ignored) {
         // already gone
       }
-      throw new TargetException("gmp4j: pid " + pid + ": cannot read its system properties: "
-          + oneLine(e));
+      throw new TargetException(
+          "gmp4j: pid " + pid + ": cannot read its system properties: " + oneLine(e));
     }
     Target t = new Target(pid, vm, props);
     String spec = props.getProperty("java.specification.version", "0");
     if (requireJdk25 && feature(spec) < 25) {
       t.detach();
-      throw new TargetException("gmp4j: pid " + pid + " runs JDK " + t.jdk() + " ("
-          + props.getProperty("java.home", "?") + "): gmp4j needs JDK 25 or newer");
+      throw new TargetException(
+          "gmp4j: pid "
+              + pid
+              + " runs JDK "
+              + t.jdk()
+              + " ("
+              + props.getProperty("java.home", "?")
+              + "): gmp4j needs JDK 25 or newer");
     }
     return t;
   }
@@ -138,8 +158,7 @@ final class Targets {
     try {
       return t.vm().getSystemProperties();
     } catch (IOException e) {
-      throw new TargetException("gmp4j: pid " + t.pid() + ": lost the connection: "
-          + oneLine(e));
+      throw new TargetException("gmp4j: pid " + t.pid() + ": lost the connection: " + oneLine(e));
     }
   }
 
@@ -153,8 +172,9 @@ final class Targets {
     } catch (Exception ignored) {
       // fall through
     }
-    throw new TargetException("gmp4j: cannot find gmp4j-agent.jar: run gmp4j from the jar"
-        + " (java -jar gmp4j-agent.jar ...)");
+    throw new TargetException(
+        "gmp4j: cannot find gmp4j-agent.jar: run gmp4j from the jar"
+            + " (java -jar gmp4j-agent.jar ...)");
   }
 
   static boolean listed(long pid) {
@@ -192,8 +212,11 @@ final class Targets {
       }
     }
     try {
-      String cmd = new String(Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")),
-          StandardCharsets.UTF_8).replace('\0', ' ').trim();
+      String cmd =
+          new String(
+                  Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8)
+              .replace('\0', ' ')
+              .trim();
       return cmd.length() > 60 ? cmd.substring(0, 57) + "..." : cmd;
     } catch (Exception e) {
       return "?";
@@ -203,8 +226,9 @@ final class Targets {
   /** The JVM's command line (or "" when unreadable), for the JEP 451 flag. */
   static String cmdline(long pid) {
     try {
-      return new String(Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")),
-          StandardCharsets.UTF_8).replace('\0', ' ');
+      return new String(
+              Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8)
+          .replace('\0', ' ');
     } catch (Exception e) {
       return "";
     }

@@ -53,15 +53,17 @@ import java.util.regex.Pattern;
  */
 final class TopVerb implements Verb {
   private static final String CLEAR = "\033[H\033[2J";
-  private static final Pattern HIST = Pattern.compile(
-      "^(\\S+)\\{bucket=\\[([^,]+),([^)]+)\\)\\} (\\d+)$");
+  private static final Pattern HIST =
+      Pattern.compile("^(\\S+)\\{bucket=\\[([^,]+),([^)]+)\\)\\} (\\d+)$");
   private static final Pattern PER_P = Pattern.compile("^(\\S+)\\{p=(\\d+)\\} (\\d+)$");
-  private static final Pattern P_LINE = Pattern.compile(
-      "^\\s+P(\\d+): status=(\\d+) schedtick=(\\d+) syscalltick=\\d+ m=(\\S+) runqsize=(\\d+)");
+  private static final Pattern P_LINE =
+      Pattern.compile(
+          "^\\s+P(\\d+): status=(\\d+) schedtick=(\\d+) syscalltick=\\d+ m=(\\S+) runqsize=(\\d+)");
   private static final Pattern M_LINE = Pattern.compile("^\\s+M(\\d+): p=(\\S+) curg=(\\S+)");
-  private static final Pattern G_SOURCE = Pattern.compile(
-      "\"gomaxprocs\": \\{\"value\": \"(\\d+)\", \"source\": \"([^\"]*)\", \"from\": "
-          + "(?:\"([^\"]*)\"|null)");
+  private static final Pattern G_SOURCE =
+      Pattern.compile(
+          "\"gomaxprocs\": \\{\"value\": \"(\\d+)\", \"source\": \"([^\"]*)\", \"from\": "
+              + "(?:\"([^\"]*)\"|null)");
 
   @Override
   public String name() {
@@ -76,7 +78,9 @@ final class TopVerb implements Verb {
   @Override
   public int run(List<String> args, PrintStream out, PrintStream err) throws Exception {
     if (args.isEmpty() || args.contains("--help")) {
-      (args.isEmpty() ? err : out).println("""
+      (args.isEmpty() ? err : out)
+          .println(
+              """
           usage: gmp4j top <pid> | --url http://127.0.0.1:PORT [--attach] [--interval=1s]
                            [--count=N] [--plain]
             --attach    load gmp4j, or start its endpoint, without asking
@@ -105,8 +109,10 @@ final class TopVerb implements Verb {
           count = Long.parseLong(a.substring(8));
         } else if (a.startsWith("--interval=")) {
           String v = a.substring(11);
-          intervalMs = v.endsWith("ms") ? Long.parseLong(v.substring(0, v.length() - 2))
-              : Long.parseLong(v.replace("s", "")) * 1000;
+          intervalMs =
+              v.endsWith("ms")
+                  ? Long.parseLong(v.substring(0, v.length() - 2))
+                  : Long.parseLong(v.replace("s", "")) * 1000;
         } else if (a.startsWith("--") || pidArg != null) {
           err.println("gmp4j: top: unexpected argument " + a + "; gmp4j top --help");
           return USAGE;
@@ -151,17 +157,27 @@ final class TopVerb implements Verb {
       if (url != null) {
         return url;
       }
-      String what = t.gmp4j() == null ? "gmp4j is not in pid " + pid
-          : "gmp4j in pid " + pid + " has no endpoint";
+      String what =
+          t.gmp4j() == null
+              ? "gmp4j is not in pid " + pid
+              : "gmp4j in pid " + pid + " has no endpoint";
       if (!attach) {
         if (System.console() == null || !System.console().isTerminal()) {
-          err.println("gmp4j: " + what + "; run gmp4j top --attach " + pid + " to "
-              + (t.gmp4j() == null ? "load it" : "start the endpoint")
-              + " on a free loopback port");
+          err.println(
+              "gmp4j: "
+                  + what
+                  + "; run gmp4j top --attach "
+                  + pid
+                  + " to "
+                  + (t.gmp4j() == null ? "load it" : "start the endpoint")
+                  + " on a free loopback port");
           return null;
         }
-        out.print(what + ". " + (t.gmp4j() == null ? "Load it" : "Start its endpoint")
-            + " now, on a free loopback port? [y/N] ");
+        out.print(
+            what
+                + ". "
+                + (t.gmp4j() == null ? "Load it" : "Start its endpoint")
+                + " now, on a free loopback port? [y/N] ");
         out.flush();
         String answer = new BufferedReader(new InputStreamReader(System.in)).readLine();
         if (answer == null || !answer.trim().toLowerCase().startsWith("y")) {
@@ -186,8 +202,15 @@ final class TopVerb implements Verb {
   }
 
   /** Steps 2 to 4. */
-  private static int loop(String url, String where, boolean terminal, long intervalMs,
-      long count, PrintStream out, PrintStream err) throws InterruptedException {
+  private static int loop(
+      String url,
+      String where,
+      boolean terminal,
+      long intervalMs,
+      long count,
+      PrintStream out,
+      PrintStream err)
+      throws InterruptedException {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
     Sample prev = null;
     Map<Long, Integer> samples = new HashMap<>();
@@ -197,8 +220,12 @@ final class TopVerb implements Verb {
       try {
         s = Sample.read(http, url);
       } catch (IOException e) {
-        err.println("gmp4j: top: cannot read " + url + ": " + Targets.oneLine(e)
-            + (refreshes > 0 ? " (did the JVM exit?)" : ""));
+        err.println(
+            "gmp4j: top: cannot read "
+                + url
+                + ": "
+                + Targets.oneLine(e)
+                + (refreshes > 0 ? " (did the JVM exit?)" : ""));
         return CHECK_FAILED;
       }
       refreshes++;
@@ -253,9 +280,13 @@ final class TopVerb implements Verb {
         Matcher p = P_LINE.matcher(l);
         Matcher m = M_LINE.matcher(l);
         if (p.find()) {
-          s.ps.add(new int[] {Integer.parseInt(p.group(1)), Integer.parseInt(p.group(2)),
-              Integer.parseInt(p.group(5)), p.group(4).equals("nil") ? -1
-              : Integer.parseInt(p.group(4))});
+          s.ps.add(
+              new int[] {
+                Integer.parseInt(p.group(1)),
+                Integer.parseInt(p.group(2)),
+                Integer.parseInt(p.group(5)),
+                p.group(4).equals("nil") ? -1 : Integer.parseInt(p.group(4))
+              });
           s.schedticks.add(Long.parseLong(p.group(3)));
         } else if (m.find() && !m.group(2).equals("nil") && !m.group(3).equals("nil")) {
           s.running.put(Integer.parseInt(m.group(1)), Long.parseLong(m.group(3)));
@@ -263,8 +294,8 @@ final class TopVerb implements Verb {
       }
       Matcher g = G_SOURCE.matcher(get(http, url + "/debug/vars"));
       if (g.find()) {
-        s.gomaxprocsSource = g.group(2) + (g.group(3) == null || g.group(3).isEmpty() ? ""
-            : ": " + g.group(3));
+        s.gomaxprocsSource =
+            g.group(2) + (g.group(3) == null || g.group(3).isEmpty() ? "" : ": " + g.group(3));
       }
       return s;
     }
@@ -279,8 +310,10 @@ final class TopVerb implements Verb {
 
     private static String get(HttpClient http, String url)
         throws IOException, InterruptedException {
-      HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url))
-          .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r =
+          http.send(
+              HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).build(),
+              HttpResponse.BodyHandlers.ofString());
       if (r.statusCode() != 200) {
         throw new IOException("HTTP " + r.statusCode() + " for " + url);
       }
@@ -290,43 +323,80 @@ final class TopVerb implements Verb {
 
   private static final String[] P_STATE = {"idle", "running", "syscall", "gcstop", "dead"};
 
-  private static String screen(String where, Sample s, Sample prev, Map<Long, Integer> samples,
-      long refreshes, long intervalMs) {
+  private static String screen(
+      String where,
+      Sample s,
+      Sample prev,
+      Map<Long, Integer> samples,
+      long refreshes,
+      long intervalMs) {
     StringBuilder b = new StringBuilder(2048);
-    b.append("gmp4j top  ").append(where).append("  ")
+    b.append("gmp4j top  ")
+        .append(where)
+        .append("  ")
         .append(LocalTime.now().format(DateTimeFormatter.ofPattern("HH:mm:ss")))
-        .append("  every ").append(intervalMs).append(" ms  (Ctrl-C quits)\n");
-    b.append("GOMAXPROCS ").append(s.m("/sched/gomaxprocs:threads")).append("  (")
-        .append(s.gomaxprocsSource).append(")  updates ")
-        .append(s.m("/sched/gomaxprocs/updates:changes")).append('\n');
-    b.append(String.format("%-4s %-8s %-28s %12s  %s%n", "P", "state", "run queue",
-        "schedtick", "M"));
+        .append("  every ")
+        .append(intervalMs)
+        .append(" ms  (Ctrl-C quits)\n");
+    b.append("GOMAXPROCS ")
+        .append(s.m("/sched/gomaxprocs:threads"))
+        .append("  (")
+        .append(s.gomaxprocsSource)
+        .append(")  updates ")
+        .append(s.m("/sched/gomaxprocs/updates:changes"))
+        .append('\n');
+    b.append(
+        String.format("%-4s %-8s %-28s %12s  %s%n", "P", "state", "run queue", "schedtick", "M"));
     for (int i = 0; i < s.ps.size(); i++) {
       int[] p = s.ps.get(i);
-      b.append(String.format("P%-3d %-8s %-28s %12d  %s%n", p[0],
-          p[1] < P_STATE.length ? P_STATE[p[1]] : String.valueOf(p[1]), bar(p[2]),
-          s.schedticks.get(i), p[3] < 0 ? "-" : "m" + p[3]));
+      b.append(
+          String.format(
+              "P%-3d %-8s %-28s %12d  %s%n",
+              p[0],
+              p[1] < P_STATE.length ? P_STATE[p[1]] : String.valueOf(p[1]),
+              bar(p[2]),
+              s.schedticks.get(i),
+              p[3] < 0 ? "-" : "m" + p[3]));
     }
     b.append("global run queue ").append(s.m("/sched/runqueue/global:goroutines")).append('\n');
-    b.append("threads ").append(s.m("/sched/threads/total:threads")).append(": ")
-        .append(runningPs(s)).append(" running, ").append(s.m("/sched/threads/idle:threads"))
-        .append(" idle, ").append(s.m("/sched/threads/spinning:threads")).append(" spinning, ")
-        .append(s.m("/sched/goroutines/not-in-go:goroutines")).append(" in syscall\n");
-    b.append("goroutines ").append(s.m("/sched/goroutines:goroutines")).append(": ")
-        .append(s.m("/sched/goroutines/running:goroutines")).append(" running, ")
-        .append(s.m("/sched/goroutines/runnable:goroutines")).append(" runnable, ")
-        .append(s.m("/sched/goroutines/waiting:goroutines")).append(" waiting, ")
-        .append(s.m("/sched/goroutines/not-in-go:goroutines")).append(" not in Go\n");
+    b.append("threads ")
+        .append(s.m("/sched/threads/total:threads"))
+        .append(": ")
+        .append(runningPs(s))
+        .append(" running, ")
+        .append(s.m("/sched/threads/idle:threads"))
+        .append(" idle, ")
+        .append(s.m("/sched/threads/spinning:threads"))
+        .append(" spinning, ")
+        .append(s.m("/sched/goroutines/not-in-go:goroutines"))
+        .append(" in syscall\n");
+    b.append("goroutines ")
+        .append(s.m("/sched/goroutines:goroutines"))
+        .append(": ")
+        .append(s.m("/sched/goroutines/running:goroutines"))
+        .append(" running, ")
+        .append(s.m("/sched/goroutines/runnable:goroutines"))
+        .append(" runnable, ")
+        .append(s.m("/sched/goroutines/waiting:goroutines"))
+        .append(" waiting, ")
+        .append(s.m("/sched/goroutines/not-in-go:goroutines"))
+        .append(" not in Go\n");
     b.append("scheduler latency (last interval): ").append(latency(s, prev)).append('\n');
     b.append("per second: ").append(rates(s, prev)).append('\n');
     b.append("ran longest (sampled at each refresh, ").append(refreshes).append(" so far):\n");
     List<Map.Entry<Long, Integer>> top = new ArrayList<>(samples.entrySet());
     top.sort((x, y) -> y.getValue() - x.getValue());
     for (Map.Entry<Long, Integer> e : top.subList(0, Math.min(5, top.size()))) {
-      String now = s.running.entrySet().stream().filter(r -> r.getValue().equals(e.getKey()))
-          .map(r -> "running now on m" + r.getKey()).findFirst().orElse("");
-      b.append(String.format("  goroutine %-8d %4d of %d samples  %s%n", e.getKey(),
-          e.getValue(), refreshes, now));
+      String now =
+          s.running.entrySet().stream()
+              .filter(r -> r.getValue().equals(e.getKey()))
+              .map(r -> "running now on m" + r.getKey())
+              .findFirst()
+              .orElse("");
+      b.append(
+          String.format(
+              "  goroutine %-8d %4d of %d samples  %s%n",
+              e.getKey(), e.getValue(), refreshes, now));
     }
     if (top.isEmpty()) {
       b.append("  (no goroutine seen running yet)\n");
@@ -334,37 +404,64 @@ final class TopVerb implements Verb {
     return b.toString();
   }
 
-  private static String line(Sample s, Sample prev, Map<Long, Integer> samples,
-      long intervalMs) {
+  private static String line(Sample s, Sample prev, Map<Long, Integer> samples, long intervalMs) {
     StringBuilder q = new StringBuilder("[");
     for (int[] p : s.ps) {
       q.append(q.length() > 1 ? " " : "").append(p[2]);
     }
     q.append(']');
-    String longest = samples.entrySet().stream().max(Map.Entry.comparingByValue())
-        .map(e -> "g" + e.getKey() + "(" + e.getValue() + ")").orElse("-");
+    String longest =
+        samples.entrySet().stream()
+            .max(Map.Entry.comparingByValue())
+            .map(e -> "g" + e.getKey() + "(" + e.getValue() + ")")
+            .orElse("-");
     return LocalTime.now().format(DateTimeFormatter.ofPattern("HH:mm:ss"))
-        + " gomaxprocs=" + s.m("/sched/gomaxprocs:threads")
-        + " idleprocs=" + s.m("/sched/procs/idle:procs")
-        + " runqueue=" + s.m("/sched/runqueue/global:goroutines") + " " + q
-        + " threads=" + s.m("/sched/threads/total:threads") + "(running=" + runningPs(s)
-        + " idle=" + s.m("/sched/threads/idle:threads") + " syscall="
-        + s.m("/sched/goroutines/not-in-go:goroutines") + ")"
-        + " goroutines=" + s.m("/sched/goroutines:goroutines") + "(running="
-        + s.m("/sched/goroutines/running:goroutines") + " runnable="
-        + s.m("/sched/goroutines/runnable:goroutines") + " waiting="
-        + s.m("/sched/goroutines/waiting:goroutines") + ")"
-        + " " + latency(s, prev).replace("p50 <", "lat_p50=").replace("p99 <", "lat_p99=")
-            .replaceAll(" \\((\\d+) runs\\)", " runs=$1").replace("p50 -", "lat_p50=-")
-            .replace("p99 -", "lat_p99=-").replace(" (no G ran)", "")
-        + (prev == null ? "" : " steals/s=" + rate(s, prev, "/sched/steals:steals", secs(s, prev))
-            + " preempt/s=" + rate(s, prev, "/sched/preemptions/honored:preemptions",
-                secs(s, prev))
-            + " handoffs/s=" + rate(s, prev, "/sched/preemptions/handoffs:handoffs",
-                secs(s, prev))
-            + " syscall_handoffs/s=" + rate(s, prev, "/sched/syscalls/handoffs:handoffs",
-                secs(s, prev)))
-        + " longest=" + longest;
+        + " gomaxprocs="
+        + s.m("/sched/gomaxprocs:threads")
+        + " idleprocs="
+        + s.m("/sched/procs/idle:procs")
+        + " runqueue="
+        + s.m("/sched/runqueue/global:goroutines")
+        + " "
+        + q
+        + " threads="
+        + s.m("/sched/threads/total:threads")
+        + "(running="
+        + runningPs(s)
+        + " idle="
+        + s.m("/sched/threads/idle:threads")
+        + " syscall="
+        + s.m("/sched/goroutines/not-in-go:goroutines")
+        + ")"
+        + " goroutines="
+        + s.m("/sched/goroutines:goroutines")
+        + "(running="
+        + s.m("/sched/goroutines/running:goroutines")
+        + " runnable="
+        + s.m("/sched/goroutines/runnable:goroutines")
+        + " waiting="
+        + s.m("/sched/goroutines/waiting:goroutines")
+        + ")"
+        + " "
+        + latency(s, prev)
+            .replace("p50 <", "lat_p50=")
+            .replace("p99 <", "lat_p99=")
+            .replaceAll(" \\((\\d+) runs\\)", " runs=$1")
+            .replace("p50 -", "lat_p50=-")
+            .replace("p99 -", "lat_p99=-")
+            .replace(" (no G ran)", "")
+        + (prev == null
+            ? ""
+            : " steals/s="
+                + rate(s, prev, "/sched/steals:steals", secs(s, prev))
+                + " preempt/s="
+                + rate(s, prev, "/sched/preemptions/honored:preemptions", secs(s, prev))
+                + " handoffs/s="
+                + rate(s, prev, "/sched/preemptions/handoffs:handoffs", secs(s, prev))
+                + " syscall_handoffs/s="
+                + rate(s, prev, "/sched/syscalls/handoffs:handoffs", secs(s, prev)))
+        + " longest="
+        + longest;
   }
 
   private static double secs(Sample s, Sample prev) {
@@ -397,8 +494,13 @@ final class TopVerb implements Verb {
     if (total == 0) {
       return "p50 - p99 - (no G ran)";
     }
-    return "p50 <" + percentile(d, total, 0.50) + " p99 <" + percentile(d, total, 0.99)
-        + " (" + total + " runs)";
+    return "p50 <"
+        + percentile(d, total, 0.50)
+        + " p99 <"
+        + percentile(d, total, 0.99)
+        + " ("
+        + total
+        + " runs)";
   }
 
   private static String percentile(TreeMap<Double, Long> d, long total, double q) {
@@ -434,11 +536,17 @@ final class TopVerb implements Verb {
       return "steals -, preemptions -, hand-offs -";
     }
     double secs = Math.max(1e-3, (s.nanos - prev.nanos) / 1e9);
-    return "steals " + rate(s, prev, "/sched/steals:steals", secs)
-        + ", preemptions " + rate(s, prev, "/sched/preemptions/honored:preemptions", secs)
-        + " (requested " + rate(s, prev, "/sched/preemptions/requested:preemptions", secs)
-        + "), hand-offs " + rate(s, prev, "/sched/preemptions/handoffs:handoffs", secs)
-        + " (syscall " + rate(s, prev, "/sched/syscalls/handoffs:handoffs", secs) + ")";
+    return "steals "
+        + rate(s, prev, "/sched/steals:steals", secs)
+        + ", preemptions "
+        + rate(s, prev, "/sched/preemptions/honored:preemptions", secs)
+        + " (requested "
+        + rate(s, prev, "/sched/preemptions/requested:preemptions", secs)
+        + "), hand-offs "
+        + rate(s, prev, "/sched/preemptions/handoffs:handoffs", secs)
+        + " (syscall "
+        + rate(s, prev, "/sched/syscalls/handoffs:handoffs", secs)
+        + ")";
   }
 
   private static long rate(Sample s, Sample prev, String name, double secs) {

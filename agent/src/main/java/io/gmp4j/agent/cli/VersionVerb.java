@@ -26,8 +26,14 @@ final class VersionVerb implements Verb {
       return OK;
     }
     String v = Cli.class.getPackage().getImplementationVersion();
-    out.println("gmp4j " + (v == null ? "(unpackaged build)" : v) + " on JDK "
-        + Runtime.version() + " (" + System.getProperty("java.home") + ")");
+    out.println(
+        "gmp4j "
+            + (v == null ? "(unpackaged build)" : v)
+            + " on JDK "
+            + Runtime.version()
+            + " ("
+            + System.getProperty("java.home")
+            + ")");
     return OK;
   }
 }

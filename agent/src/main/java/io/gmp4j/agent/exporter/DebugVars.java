@@ -32,9 +32,12 @@ final class DebugVars {
     for (String a : args) {
       b.append(", ").append(str(a));
     }
-    b.append("],\n\"gmp4j\": {\"agent\": ").append(str(System.getProperty("gmp4j.agent")))
-        .append(", \"exporter\": ").append(str(System.getProperty("gmp4j.exporter.url")))
-        .append(", \"retransform\": ").append(str(System.getProperty("gmp4j.retransform")))
+    b.append("],\n\"gmp4j\": {\"agent\": ")
+        .append(str(System.getProperty("gmp4j.agent")))
+        .append(", \"exporter\": ")
+        .append(str(System.getProperty("gmp4j.exporter.url")))
+        .append(", \"retransform\": ")
+        .append(str(System.getProperty("gmp4j.retransform")))
         .append("},\n\"options\": {");
     Map<String, String> live = Hooks.liveOptions();
     boolean first = true;
@@ -42,19 +45,27 @@ final class DebugVars {
       String key = e.getKey();
       String[] v = e.getValue();
       String value = live.containsKey(key) ? live.get(key) : v[0];
-      String from = key.equals("gomaxprocs") && v[1].equals("default")
-          ? live.get("gomaxprocs.source") : v[2];
-      b.append(first ? "\n  " : ",\n  ").append(str(key)).append(": {\"value\": ")
-          .append(str(value)).append(", \"source\": ").append(str(v[1])).append(", \"from\": ")
-          .append(str(from)).append('}');
+      String from =
+          key.equals("gomaxprocs") && v[1].equals("default") ? live.get("gomaxprocs.source") : v[2];
+      b.append(first ? "\n  " : ",\n  ")
+          .append(str(key))
+          .append(": {\"value\": ")
+          .append(str(value))
+          .append(", \"source\": ")
+          .append(str(v[1]))
+          .append(", \"from\": ")
+          .append(str(from))
+          .append('}');
       first = false;
     }
     b.append("\n},\n\"sched\": {");
     first = true;
     for (Map.Entry<String, Object> e : Gmp.readMetrics().entrySet()) {
       Object v = e.getValue();
-      String n = v instanceof Long l ? l.toString()
-          : v instanceof Float64Histogram h ? Long.toString(h.total()) : null;
+      String n =
+          v instanceof Long l
+              ? l.toString()
+              : v instanceof Float64Histogram h ? Long.toString(h.total()) : null;
       if (n == null) {
         continue;
       }

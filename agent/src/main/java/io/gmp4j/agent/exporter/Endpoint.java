@@ -72,7 +72,8 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class Endpoint {
   private static final String TEXT = "text/plain; charset=utf-8";
   private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
-  private static final String INDEX = """
+  private static final String INDEX =
+      """
       gmp4j endpoint
         /metrics                      Prometheus text format
         /sched                        Go runtime/metrics /sched names, one "name value" a line
@@ -89,8 +90,7 @@ public final class Endpoint {
   private final ExecutorService handlers;
   private final PrometheusMeterRegistry registry;
 
-  private Endpoint(HttpServer server, ExecutorService handlers,
-      PrometheusMeterRegistry registry) {
+  private Endpoint(HttpServer server, ExecutorService handlers, PrometheusMeterRegistry registry) {
     this.server = server;
     this.handlers = handlers;
     this.registry = registry;
@@ -112,12 +112,20 @@ public final class Endpoint {
       }
       return null;
     } catch (BindException e) {
-      return "gmp4j: exporter: cannot listen on " + where + ": " + e.getMessage()
+      return "gmp4j: exporter: cannot listen on "
+          + where
+          + ": "
+          + e.getMessage()
           + "; the app keeps running without the endpoint";
     } catch (Throwable t) {
-      String msg = t.getMessage() == null ? t.getClass().getName()
-          : t.getClass().getSimpleName() + ": " + t.getMessage();
-      return "gmp4j: exporter: cannot listen on " + where + ": " + msg
+      String msg =
+          t.getMessage() == null
+              ? t.getClass().getName()
+              : t.getClass().getSimpleName() + ": " + t.getMessage();
+      return "gmp4j: exporter: cannot listen on "
+          + where
+          + ": "
+          + msg
           + "; the app keeps running without the endpoint";
     }
   }
@@ -139,14 +147,16 @@ public final class Endpoint {
   }
 
   private static Endpoint create(String host, int port) throws Exception {
-    InetAddress address = host == null || host.isBlank()
-        ? InetAddress.getLoopbackAddress() : resolve(host.strip());
+    InetAddress address =
+        host == null || host.isBlank() ? InetAddress.getLoopbackAddress() : resolve(host.strip());
     HttpServer server = HttpServer.create(new InetSocketAddress(address, port), 0); // step 1
-    ExecutorService handlers = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "gmp4j-exporter");
-      t.setDaemon(true);
-      return t;
-    });
+    ExecutorService handlers =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "gmp4j-exporter");
+              t.setDaemon(true);
+              return t;
+            });
     try {
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
       new GmpMetrics().bindTo(registry);
@@ -188,18 +198,23 @@ public final class Endpoint {
       switch (path) {
         case "/" -> send(ex, 200, TEXT, INDEX, head);
         case "/metrics" -> send(ex, 200, PROMETHEUS_TEXT, registry.scrape(), head);
-        case "/sched" -> send(ex, 200, TEXT,
-            SchedText.metrics(Gmp.readMetrics(), Gmp.describeMetrics()), head);
-        case "/debug/schedtrace" -> send(ex, 200, TEXT,
-            Gmp.schedtrace(param(query, "detail", "0").equals("1")), head);
-        case "/debug/goroutines" -> send(ex, 200, TEXT,
-            param(query, "debug", "1").equals("2")
-                ? SchedText.goroutines(Gmp.goroutines())
-                : SchedText.goroutinesGrouped(Gmp.goroutines()), head);
+        case "/sched" ->
+            send(ex, 200, TEXT, SchedText.metrics(Gmp.readMetrics(), Gmp.describeMetrics()), head);
+        case "/debug/schedtrace" ->
+            send(ex, 200, TEXT, Gmp.schedtrace(param(query, "detail", "0").equals("1")), head);
+        case "/debug/goroutines" ->
+            send(
+                ex,
+                200,
+                TEXT,
+                param(query, "debug", "1").equals("2")
+                    ? SchedText.goroutines(Gmp.goroutines())
+                    : SchedText.goroutinesGrouped(Gmp.goroutines()),
+                head);
         case "/debug/instrumentation" -> send(ex, 200, TEXT, Coverage.global().table(), head);
         case "/debug/flightrecorder" -> flightRecorder(ex, head);
-        case "/debug/vars" -> send(ex, 200, "application/json; charset=utf-8", DebugVars.json(),
-            head);
+        case "/debug/vars" ->
+            send(ex, 200, "application/json; charset=utf-8", DebugVars.json(), head);
         default -> send(ex, 404, TEXT, "not found: " + path + "\n\n" + INDEX, head);
       }
     } catch (RuntimeException | Error e) {
@@ -220,7 +235,11 @@ public final class Endpoint {
       out = null;
     }
     if (out == null) {
-      send(ex, 404, TEXT, "the flight recorder is off: start the agent with flightrecorder=10s\n",
+      send(
+          ex,
+          404,
+          TEXT,
+          "the flight recorder is off: start the agent with flightrecorder=10s\n",
           false);
     } else if (out.startsWith("gmp4j: ")) {
       send(ex, 500, TEXT, out + "\n", false);

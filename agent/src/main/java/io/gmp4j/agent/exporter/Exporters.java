@@ -17,14 +17,21 @@ public final class Exporters {
    * caller to print. Never throws. Called once, after the scheduler started.
    */
   public static String start(String host, String port, java.util.function.Consumer<String> log) {
-    Thread jmx = new Thread(() -> {
-      try {
-        GmpJmx.register();
-      } catch (Throwable t) {
-        log.accept("gmp4j: exporter: cannot register the MXBean " + GmpJmx.OBJECT_NAME + ": " + t
-            + "; the app keeps running without it");
-      }
-    }, "gmp4j-jmx-register");
+    Thread jmx =
+        new Thread(
+            () -> {
+              try {
+                GmpJmx.register();
+              } catch (Throwable t) {
+                log.accept(
+                    "gmp4j: exporter: cannot register the MXBean "
+                        + GmpJmx.OBJECT_NAME
+                        + ": "
+                        + t
+                        + "; the app keeps running without it");
+              }
+            },
+            "gmp4j-jmx-register");
     jmx.setDaemon(true);
     jmx.start();
 
@@ -32,7 +39,9 @@ public final class Exporters {
     try {
       p = port == null || port.isBlank() ? 0 : Integer.parseInt(port.strip());
     } catch (NumberFormatException e) {
-      return "gmp4j: exporter: bad exporter.port \"" + port + "\"; the app keeps running"
+      return "gmp4j: exporter: bad exporter.port \""
+          + port
+          + "\"; the app keeps running"
           + " without the endpoint";
     }
     return p > 0 ? Endpoint.start(host, p) : null;

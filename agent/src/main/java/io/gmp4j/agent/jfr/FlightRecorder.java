@@ -1,7 +1,6 @@
 package io.gmp4j.agent.jfr;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -15,9 +14,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import jdk.jfr.Configuration;
-import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.EventStream;
+import jdk.jfr.consumer.RecordedEvent;
 
 /**
  * The flight recorder ({@code flightrecorder=<age>}): Go 1.25's {@code runtime/trace.FlightRecorder}
@@ -107,11 +106,13 @@ public final class FlightRecorder {
     this.dir = dir;
     this.window = window;
     this.log = log;
-    this.dumper = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "gmp4j-flightrecorder");
-      t.setDaemon(true);
-      return t;
-    });
+    this.dumper =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "gmp4j-flightrecorder");
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   /**
@@ -127,17 +128,21 @@ public final class FlightRecorder {
     long maxSize = size == null ? DEFAULT_MAXSIZE : Long.parseLong(size.replace("b", ""));
     String latency = options.get("flightrecorder.latency");
     long latencyNanos = latency == null || latency.equals("off") ? 0 : nanos(latency);
-    Path dir = Path.of(options.getOrDefault("flightrecorder.dir", System.getProperty("user.dir")))
-        .toAbsolutePath();
+    Path dir =
+        Path.of(options.getOrDefault("flightrecorder.dir", System.getProperty("user.dir")))
+            .toAbsolutePath();
     if (!Files.isDirectory(dir) || !Files.isWritable(dir)) {
-      return "gmp4j: flightrecorder: " + dir + " is not a writable directory (flightrecorder.dir);"
+      return "gmp4j: flightrecorder: "
+          + dir
+          + " is not a writable directory (flightrecorder.dir);"
           + " no flight recorder, gmp4j and the app run on";
     }
     Configuration config;
     try {
       config = Settings.resolve(options.getOrDefault("flightrecorder.settings", "detail"));
     } catch (Exception | LinkageError e) {
-      return "gmp4j: flightrecorder: " + Recordings.reason(e)
+      return "gmp4j: flightrecorder: "
+          + Recordings.reason(e)
           + "; no flight recorder, gmp4j and the app run on";
     }
     Recording recording = null;
@@ -157,27 +162,41 @@ public final class FlightRecorder {
       EventStream stream = EventStream.openRepository();
       stream.setStartTime(recording.getStartTime());
       FlightRecorder fr = new FlightRecorder(recording, dir, window, log);
-      stream.onEvent("gmp4j.ProcHandoff", e -> {
-        if (!"syscall".equals(e.getString("reason"))) {
-          fr.trigger("a hog hand-off (" + describe(e) + ")");
-        }
-      });
+      stream.onEvent(
+          "gmp4j.ProcHandoff",
+          e -> {
+            if (!"syscall".equals(e.getString("reason"))) {
+              fr.trigger("a hog hand-off (" + describe(e) + ")");
+            }
+          });
       if (latencyNanos > 0) {
-        stream.onEvent("gmp4j.GoRun", e -> {
-          if (e.hasField("schedLatency") && e.getDuration("schedLatency").toNanos() > latencyNanos) {
-            fr.trigger("a scheduling latency of " + e.getDuration("schedLatency").toMillis()
-                + "ms (goid " + e.getLong("goid") + ")");
-          }
-        });
+        stream.onEvent(
+            "gmp4j.GoRun",
+            e -> {
+              if (e.hasField("schedLatency")
+                  && e.getDuration("schedLatency").toNanos() > latencyNanos) {
+                fr.trigger(
+                    "a scheduling latency of "
+                        + e.getDuration("schedLatency").toMillis()
+                        + "ms (goid "
+                        + e.getLong("goid")
+                        + ")");
+              }
+            });
       }
-      Thread t = new Thread(() -> {
-        try {
-          stream.start(); // returns when the stream closes, at the JVM's exit
-        } catch (RuntimeException e) {
-          log.accept("gmp4j: flightrecorder: the trigger stream stopped: "
-              + Settings.describe(e) + "; no more triggered dumps, gmp4j and the app run on");
-        }
-      }, "gmp4j-flightrecorder-stream");
+      Thread t =
+          new Thread(
+              () -> {
+                try {
+                  stream.start(); // returns when the stream closes, at the JVM's exit
+                } catch (RuntimeException e) {
+                  log.accept(
+                      "gmp4j: flightrecorder: the trigger stream stopped: "
+                          + Settings.describe(e)
+                          + "; no more triggered dumps, gmp4j and the app run on");
+                }
+              },
+              "gmp4j-flightrecorder-stream");
       t.setDaemon(true);
       t.start();
       running = fr;
@@ -186,7 +205,8 @@ public final class FlightRecorder {
       if (recording != null) {
         recording.close();
       }
-      return "gmp4j: flightrecorder: cannot start: " + Settings.describe(e)
+      return "gmp4j: flightrecorder: cannot start: "
+          + Settings.describe(e)
           + "; no flight recorder, gmp4j and the app run on";
     }
   }
@@ -233,18 +253,31 @@ public final class FlightRecorder {
    * Runs on the gmp4j-flightrecorder thread only, so dumps never overlap.
    */
   private String dump(String why, int foldedTriggers) {
-    Path file = dir.resolve("gmp4j-flight-" + pid + "-" + LocalDateTime.now().format(STAMP)
-        + ".jfr");
+    Path file =
+        dir.resolve("gmp4j-flight-" + pid + "-" + LocalDateTime.now().format(STAMP) + ".jfr");
     // Written under a name no watcher matches, then renamed: a gmp4j-flight-*.jfr is complete.
     Path part = dir.resolve("." + file.getFileName() + ".part");
     try {
       recording.dump(part);
       Files.move(part, file, StandardCopyOption.ATOMIC_MOVE);
       long size = Files.size(file);
-      log.accept("gmp4j: flightrecorder: " + why + ": wrote the last " + window.toSeconds()
-          + "s to " + file + " (" + size + " bytes"
-          + (foldedTriggers > 0 ? "; " + foldedTriggers + " triggers since the last dump fell"
-              + " in its window and were not dumped" : "") + ")");
+      log.accept(
+          "gmp4j: flightrecorder: "
+              + why
+              + ": wrote the last "
+              + window.toSeconds()
+              + "s to "
+              + file
+              + " ("
+              + size
+              + " bytes"
+              + (foldedTriggers > 0
+                  ? "; "
+                      + foldedTriggers
+                      + " triggers since the last dump fell"
+                      + " in its window and were not dumped"
+                  : "")
+              + ")");
       return file + " " + size;
     } catch (Exception e) {
       try {
@@ -252,8 +285,14 @@ public final class FlightRecorder {
       } catch (IOException | RuntimeException ignored) {
         // the same disk that failed the dump: the line below says enough
       }
-      String line = "gmp4j: flightrecorder: " + why + ": cannot write " + file + ": "
-          + Settings.describe(e) + "; the flight recorder keeps recording";
+      String line =
+          "gmp4j: flightrecorder: "
+              + why
+              + ": cannot write "
+              + file
+              + ": "
+              + Settings.describe(e)
+              + "; the flight recorder keeps recording";
       log.accept(line);
       return line;
     }
@@ -263,7 +302,9 @@ public final class FlightRecorder {
     StringBuilder sb = new StringBuilder();
     for (String field : new String[] {"reason", "p", "goid", "fromM", "toM"}) {
       if (e.hasField(field)) {
-        sb.append(sb.isEmpty() ? "" : " ").append(field).append('=')
+        sb.append(sb.isEmpty() ? "" : " ")
+            .append(field)
+            .append('=')
             .append((Object) e.getValue(field));
       }
     }
@@ -282,7 +323,14 @@ public final class FlightRecorder {
 
   @Override
   public synchronized String toString() {
-    return "FlightRecorder[dir=" + dir + " window=" + window + " lastTriggered=" + lastTriggered
-        + " folded=" + folded + "]";
+    return "FlightRecorder[dir="
+        + dir
+        + " window="
+        + window
+        + " lastTriggered="
+        + lastTriggered
+        + " folded="
+        + folded
+        + "]";
   }
 }

@@ -76,10 +76,14 @@ public final class Recordings {
       r.start();
       return null;
     } catch (IOException e) {
-      return "gmp4j: jfr: cannot write " + file.toAbsolutePath() + ": " + Settings.describe(e)
+      return "gmp4j: jfr: cannot write "
+          + file.toAbsolutePath()
+          + ": "
+          + Settings.describe(e)
           + "; no recording, gmp4j and the app run on";
     } catch (Exception | LinkageError e) {
-      return "gmp4j: jfr: cannot start the recording: " + Settings.describe(e)
+      return "gmp4j: jfr: cannot start the recording: "
+          + Settings.describe(e)
           + "; no recording, gmp4j and the app run on";
     }
   }
@@ -88,7 +92,8 @@ public final class Recordings {
   static String reason(Throwable e) {
     if (e instanceof NoClassDefFoundError) {
       return "JFR is not available (module jdk.jfr is not in the boot layer: "
-          + Settings.describe(e) + ")";
+          + Settings.describe(e)
+          + ")";
     }
     if (e instanceof IOException && e.getMessage() != null && e.getCause() != null) {
       return e.getMessage();

@@ -25,11 +25,12 @@ final class Settings {
    * of a one-line error ("cannot read ..."), or ParseException for a malformed file. Any thread.
    */
   static Configuration resolve(String value) throws IOException, ParseException {
-    String resource = switch (value) {
-      case "default" -> DEFAULT_JFC;
-      case "detail" -> DETAIL_JFC;
-      default -> null;
-    };
+    String resource =
+        switch (value) {
+          case "default" -> DEFAULT_JFC;
+          case "detail" -> DETAIL_JFC;
+          default -> null;
+        };
     if (resource == null) {
       try {
         return Configuration.create(Path.of(value));
@@ -39,8 +40,10 @@ final class Settings {
     }
     try (InputStream in = Settings.class.getResourceAsStream("/" + resource)) {
       if (in == null) {
-        throw new IOException("the agent jar has no " + resource
-            + " (a broken build: agent/pom.xml generates it in process-classes)");
+        throw new IOException(
+            "the agent jar has no "
+                + resource
+                + " (a broken build: agent/pom.xml generates it in process-classes)");
       }
       return Configuration.create(new InputStreamReader(in, StandardCharsets.UTF_8));
     }
@@ -48,8 +51,10 @@ final class Settings {
 
   /** The exception as {@code Class: message}, on one line. */
   static String describe(Throwable t) {
-    String msg = t.getMessage() == null ? t.getClass().getName()
-        : t.getClass().getSimpleName() + ": " + t.getMessage();
+    String msg =
+        t.getMessage() == null
+            ? t.getClass().getName()
+            : t.getClass().getSimpleName() + ": " + t.getMessage();
     return msg.replace('\r', ' ').replace('\n', ' ');
   }
 }

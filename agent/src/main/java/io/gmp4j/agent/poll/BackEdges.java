@@ -69,7 +69,10 @@ final class BackEdges {
       switch (tag) {
         case 1 -> { // Utf8
           int len = u2(b, p + 1);
-          if (len == 4 && b[p + 3] == 'C' && b[p + 4] == 'o' && b[p + 5] == 'd'
+          if (len == 4
+              && b[p + 3] == 'C'
+              && b[p + 4] == 'o'
+              && b[p + 5] == 'd'
               && b[p + 6] == 'e') {
             code = i;
           }

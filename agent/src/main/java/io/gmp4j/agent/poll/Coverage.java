@@ -115,9 +115,7 @@ public final class Coverage {
    * any other failure.
    */
   static Reason reasonOf(Throwable t) {
-    return t instanceof FrameCheckException
-        ? Reason.FRAME_CHECK_FAILED
-        : Reason.FAILED;
+    return t instanceof FrameCheckException ? Reason.FRAME_CHECK_FAILED : Reason.FAILED;
   }
 
   /** Records one class that got polls. */

@@ -339,6 +339,7 @@ final class FrameCheck {
 
     /** Handler instruction index per try range, and the range as instruction indices. */
     private final int[] rangeStart;
+
     private final int[] rangeEnd;
     private final int[] handler;
 
@@ -478,8 +479,15 @@ final class FrameCheck {
         Object want = i < fl.length ? fl[i] : Opcodes.TOP;
         Object have = i < locals.length ? locals[i] : Opcodes.TOP;
         if (!isAssignable(have, want)) {
-          fail("locals[" + i + "] is " + name(have) + ", not assignable to " + name(want)
-              + " in " + frameName(target));
+          fail(
+              "locals["
+                  + i
+                  + "] is "
+                  + name(have)
+                  + ", not assignable to "
+                  + name(want)
+                  + " in "
+                  + frameName(target));
         }
       }
       if (fs.length != sp) {
@@ -487,8 +495,15 @@ final class FrameCheck {
       }
       for (int i = 0; i < sp; i++) {
         if (!isAssignable(stack[i], fs[i])) {
-          fail("stack[" + i + "] is " + name(stack[i]) + ", not assignable to " + name(fs[i])
-              + " in " + frameName(target));
+          fail(
+              "stack["
+                  + i
+                  + "] is "
+                  + name(stack[i])
+                  + ", not assignable to "
+                  + name(fs[i])
+                  + " in "
+                  + frameName(target));
         }
       }
     }
@@ -513,9 +528,16 @@ final class FrameCheck {
       switch (op) {
         case Opcodes.NOP -> {}
         case Opcodes.ACONST_NULL -> push(Opcodes.NULL);
-        case Opcodes.ICONST_M1, Opcodes.ICONST_0, Opcodes.ICONST_1, Opcodes.ICONST_2,
-            Opcodes.ICONST_3, Opcodes.ICONST_4, Opcodes.ICONST_5, Opcodes.BIPUSH,
-            Opcodes.SIPUSH -> push(Opcodes.INTEGER);
+        case Opcodes.ICONST_M1,
+            Opcodes.ICONST_0,
+            Opcodes.ICONST_1,
+            Opcodes.ICONST_2,
+            Opcodes.ICONST_3,
+            Opcodes.ICONST_4,
+            Opcodes.ICONST_5,
+            Opcodes.BIPUSH,
+            Opcodes.SIPUSH ->
+            push(Opcodes.INTEGER);
         case Opcodes.LCONST_0, Opcodes.LCONST_1 -> push(Opcodes.LONG);
         case Opcodes.FCONST_0, Opcodes.FCONST_1, Opcodes.FCONST_2 -> push(Opcodes.FLOAT);
         case Opcodes.DCONST_0, Opcodes.DCONST_1 -> push(Opcodes.DOUBLE);
@@ -531,24 +553,26 @@ final class FrameCheck {
           }
           push(t);
         }
-        case Opcodes.IALOAD, Opcodes.BALOAD, Opcodes.CALOAD, Opcodes.SALOAD -> arrayLoad(
-            Opcodes.INTEGER);
+        case Opcodes.IALOAD, Opcodes.BALOAD, Opcodes.CALOAD, Opcodes.SALOAD ->
+            arrayLoad(Opcodes.INTEGER);
         case Opcodes.LALOAD -> arrayLoad(Opcodes.LONG);
         case Opcodes.FALOAD -> arrayLoad(Opcodes.FLOAT);
         case Opcodes.DALOAD -> arrayLoad(Opcodes.DOUBLE);
         case Opcodes.AALOAD -> {
           pop(Opcodes.INTEGER);
           Object array = popReference();
-          push(array instanceof String s && s.startsWith("[") ? type(Type.getType(s.substring(1)))
-              : array == Opcodes.NULL ? Opcodes.NULL : "java/lang/Object");
+          push(
+              array instanceof String s && s.startsWith("[")
+                  ? type(Type.getType(s.substring(1)))
+                  : array == Opcodes.NULL ? Opcodes.NULL : "java/lang/Object");
         }
         case Opcodes.ISTORE -> store(arg, pop(Opcodes.INTEGER));
         case Opcodes.LSTORE -> store(arg, pop(Opcodes.LONG));
         case Opcodes.FSTORE -> store(arg, pop(Opcodes.FLOAT));
         case Opcodes.DSTORE -> store(arg, pop(Opcodes.DOUBLE));
         case Opcodes.ASTORE -> store(arg, popAnyReference());
-        case Opcodes.IASTORE, Opcodes.BASTORE, Opcodes.CASTORE, Opcodes.SASTORE -> arrayStore(
-            Opcodes.INTEGER);
+        case Opcodes.IASTORE, Opcodes.BASTORE, Opcodes.CASTORE, Opcodes.SASTORE ->
+            arrayStore(Opcodes.INTEGER);
         case Opcodes.LASTORE -> arrayStore(Opcodes.LONG);
         case Opcodes.FASTORE -> arrayStore(Opcodes.FLOAT);
         case Opcodes.DASTORE -> arrayStore(Opcodes.DOUBLE);
@@ -566,16 +590,32 @@ final class FrameCheck {
         case Opcodes.DUP2_X1 -> words(3, 2, 2, 1);
         case Opcodes.DUP2_X2 -> words(4, 2, 2, 2);
         case Opcodes.SWAP -> words(2, 1, -1, 1);
-        case Opcodes.IADD, Opcodes.ISUB, Opcodes.IMUL, Opcodes.IDIV, Opcodes.IREM, Opcodes.ISHL,
-            Opcodes.ISHR, Opcodes.IUSHR, Opcodes.IAND, Opcodes.IOR, Opcodes.IXOR -> binary(
-            Opcodes.INTEGER, Opcodes.INTEGER);
-        case Opcodes.LADD, Opcodes.LSUB, Opcodes.LMUL, Opcodes.LDIV, Opcodes.LREM, Opcodes.LAND,
-            Opcodes.LOR, Opcodes.LXOR -> binary(Opcodes.LONG, Opcodes.LONG);
+        case Opcodes.IADD,
+            Opcodes.ISUB,
+            Opcodes.IMUL,
+            Opcodes.IDIV,
+            Opcodes.IREM,
+            Opcodes.ISHL,
+            Opcodes.ISHR,
+            Opcodes.IUSHR,
+            Opcodes.IAND,
+            Opcodes.IOR,
+            Opcodes.IXOR ->
+            binary(Opcodes.INTEGER, Opcodes.INTEGER);
+        case Opcodes.LADD,
+            Opcodes.LSUB,
+            Opcodes.LMUL,
+            Opcodes.LDIV,
+            Opcodes.LREM,
+            Opcodes.LAND,
+            Opcodes.LOR,
+            Opcodes.LXOR ->
+            binary(Opcodes.LONG, Opcodes.LONG);
         case Opcodes.LSHL, Opcodes.LSHR, Opcodes.LUSHR -> binary(Opcodes.LONG, Opcodes.INTEGER);
-        case Opcodes.FADD, Opcodes.FSUB, Opcodes.FMUL, Opcodes.FDIV, Opcodes.FREM -> binary(
-            Opcodes.FLOAT, Opcodes.FLOAT);
-        case Opcodes.DADD, Opcodes.DSUB, Opcodes.DMUL, Opcodes.DDIV, Opcodes.DREM -> binary(
-            Opcodes.DOUBLE, Opcodes.DOUBLE);
+        case Opcodes.FADD, Opcodes.FSUB, Opcodes.FMUL, Opcodes.FDIV, Opcodes.FREM ->
+            binary(Opcodes.FLOAT, Opcodes.FLOAT);
+        case Opcodes.DADD, Opcodes.DSUB, Opcodes.DMUL, Opcodes.DDIV, Opcodes.DREM ->
+            binary(Opcodes.DOUBLE, Opcodes.DOUBLE);
         case Opcodes.INEG -> convert(Opcodes.INTEGER, Opcodes.INTEGER);
         case Opcodes.LNEG -> convert(Opcodes.LONG, Opcodes.LONG);
         case Opcodes.FNEG -> convert(Opcodes.FLOAT, Opcodes.FLOAT);
@@ -601,13 +641,16 @@ final class FrameCheck {
         case Opcodes.LCMP -> binaryTo(Opcodes.LONG, Opcodes.INTEGER);
         case Opcodes.FCMPL, Opcodes.FCMPG -> binaryTo(Opcodes.FLOAT, Opcodes.INTEGER);
         case Opcodes.DCMPL, Opcodes.DCMPG -> binaryTo(Opcodes.DOUBLE, Opcodes.INTEGER);
-        case Opcodes.IFEQ, Opcodes.IFNE, Opcodes.IFLT, Opcodes.IFGE, Opcodes.IFGT,
-            Opcodes.IFLE -> {
+        case Opcodes.IFEQ, Opcodes.IFNE, Opcodes.IFLT, Opcodes.IFGE, Opcodes.IFGT, Opcodes.IFLE -> {
           pop(Opcodes.INTEGER);
           jump((Label) obj);
         }
-        case Opcodes.IF_ICMPEQ, Opcodes.IF_ICMPNE, Opcodes.IF_ICMPLT, Opcodes.IF_ICMPGE,
-            Opcodes.IF_ICMPGT, Opcodes.IF_ICMPLE -> {
+        case Opcodes.IF_ICMPEQ,
+            Opcodes.IF_ICMPNE,
+            Opcodes.IF_ICMPLT,
+            Opcodes.IF_ICMPGE,
+            Opcodes.IF_ICMPGT,
+            Opcodes.IF_ICMPLE -> {
           pop(Opcodes.INTEGER);
           pop(Opcodes.INTEGER);
           jump((Label) obj);
@@ -669,8 +712,12 @@ final class FrameCheck {
           pop(type(Type.getType((String) obj)));
           popAnyReference(); // uninitializedThis may take fields before super()
         }
-        case Opcodes.INVOKEVIRTUAL, Opcodes.INVOKESPECIAL, Opcodes.INVOKESTATIC,
-            Opcodes.INVOKEINTERFACE, Opcodes.INVOKEDYNAMIC -> invoke(op, arg == 1, (String) obj);
+        case Opcodes.INVOKEVIRTUAL,
+            Opcodes.INVOKESPECIAL,
+            Opcodes.INVOKESTATIC,
+            Opcodes.INVOKEINTERFACE,
+            Opcodes.INVOKEDYNAMIC ->
+            invoke(op, arg == 1, (String) obj);
         case Opcodes.NEW -> push(new Uninit(at));
         case Opcodes.NEWARRAY -> {
           pop(Opcodes.INTEGER);
@@ -716,8 +763,7 @@ final class FrameCheck {
           if (!(receiver instanceof Uninit) && receiver != Opcodes.UNINITIALIZED_THIS) {
             fail("<init> called on " + name(receiver));
           }
-          Object done =
-              receiver instanceof Uninit u ? (Object) m.objs[u.insn()] : (Object) m.owner;
+          Object done = receiver instanceof Uninit u ? (Object) m.objs[u.insn()] : (Object) m.owner;
           localsVersion++;
           for (int i = 0; i < locals.length; i++) {
             locals[i] = receiver.equals(locals[i]) ? done : locals[i];
@@ -828,15 +874,22 @@ final class FrameCheck {
     }
 
     private String top() {
-      return sp == 0 ? "nothing" : name(stack[sp - 1] == HIGH && sp > 1 ? stack[sp - 2] : stack[sp - 1]);
+      return sp == 0
+          ? "nothing"
+          : name(stack[sp - 1] == HIGH && sp > 1 ? stack[sp - 2] : stack[sp - 1]);
     }
 
     private void load(int slot, Object t) {
       if (slot >= locals.length
           || locals[slot] != t
           || (isWide(t) && (slot + 1 >= locals.length || locals[slot + 1] != HIGH))) {
-        fail("load of local " + slot + " as " + name(t) + ", which is "
-            + name(slot < locals.length ? locals[slot] : null));
+        fail(
+            "load of local "
+                + slot
+                + " as "
+                + name(t)
+                + ", which is "
+                + name(slot < locals.length ? locals[slot] : null));
       }
       push(t);
     }
@@ -882,7 +935,13 @@ final class FrameCheck {
       while (k > 0 && (k >= m.n || m.bci[k] < 0)) {
         k--;
       }
-      return "instruction " + insn + " (" + (insn - k) + " after bci " + Math.max(0, m.bci[k]) + ")";
+      return "instruction "
+          + insn
+          + " ("
+          + (insn - k)
+          + " after bci "
+          + Math.max(0, m.bci[k])
+          + ")";
     }
 
     private void fail(String reason) {

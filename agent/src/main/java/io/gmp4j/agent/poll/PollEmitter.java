@@ -511,8 +511,7 @@ final class PollEmitter extends ClassVisitor {
     @Override
     public void visitTableSwitchInsn(int min, int max, Label dflt, Label... labels) {
       int k = next();
-      super.visitTableSwitchInsn(
-          min, max, redirect(k, new Label[] {dflt})[0], redirect(k, labels));
+      super.visitTableSwitchInsn(min, max, redirect(k, new Label[] {dflt})[0], redirect(k, labels));
     }
 
     @Override

@@ -155,6 +155,7 @@ public final class PollInjector {
   private final Pattern[] excludes;
   private final boolean prologuePolls;
   private final Coverage coverage;
+
   /** Which rewritten methods {@link FrameCheck} checks: {@link #CHECK_NONE} and so on. */
   private final int frameCheck;
 

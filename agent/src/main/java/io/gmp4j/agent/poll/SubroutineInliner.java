@@ -62,8 +62,8 @@ final class SubroutineInliner {
   static byte[] inline(byte[] classfile) {
     ClassReader reader = new ClassReader(classfile);
     if (reader.readUnsignedShort(6) >= Opcodes.V1_6) {
-      throw new IllegalArgumentException("SubroutineInliner: class file version "
-          + reader.readUnsignedShort(6) + " needs frames");
+      throw new IllegalArgumentException(
+          "SubroutineInliner: class file version " + reader.readUnsignedShort(6) + " needs frames");
     }
     // No COMPUTE_* flag: the adapter keeps max_stack and max_locals valid (step 2), and nothing
     // here may load a class.

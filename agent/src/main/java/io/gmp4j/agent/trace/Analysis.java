@@ -64,8 +64,10 @@ final class Analysis {
     long schedWait;
     long syscall;
     long syscallBlocked;
+
     /** Ran on, without a P, after sysmon handed its P off (see step 5). */
     long offP;
+
     int runs;
     long longestRun;
     final Map<String, Long> block = new TreeMap<>();
@@ -108,8 +110,17 @@ final class Analysis {
   }
 
   /** A goroutine group's stats: sums and per-goroutine (or per-run) distributions. */
-  record Group(String name, int goroutines, int runs, Dist exec, Dist latency, Dist schedWait,
-      Map<String, Long> block, Dist syscall, long syscallBlocked, long offP) {
+  record Group(
+      String name,
+      int goroutines,
+      int runs,
+      Dist exec,
+      Dist latency,
+      Dist schedWait,
+      Map<String, Long> block,
+      Dist syscall,
+      long syscallBlocked,
+      long offP) {
     long blockTotal() {
       return block.values().stream().mapToLong(Long::longValue).sum();
     }
@@ -129,11 +140,15 @@ final class Analysis {
   final Map<Long, G> goroutines = new LinkedHashMap<>();
   final List<Group> groups = new ArrayList<>();
   final List<Latency> latencies = new ArrayList<>();
+
   /** The scheduling latencies, sorted ascending. */
   long[] latencySorted;
+
   Dist latency;
+
   /** By source, sorted by p99 descending. */
   final Map<String, Dist> latencyBySource = new LinkedHashMap<>();
+
   final List<Proc> procs = new ArrayList<>();
   final List<Ignored> ignored = new ArrayList<>();
   final Map<String, Long> handoffsByReason = new TreeMap<>();
@@ -172,20 +187,26 @@ final class Analysis {
   private void settingsWarnings() {
     String t = data.threshold("gmp4j.GoRun");
     if (t != null && !t.matches("0\\s*[a-z]*")) {
-      warnings.add("gmp4j.GoRun had a threshold of " + t + " in this recording: shorter runs"
-          + " are missing, so run, wait and latency numbers are about long runs only (record"
-          + " with jfr.settings=detail for all of them)");
+      warnings.add(
+          "gmp4j.GoRun had a threshold of "
+              + t
+              + " in this recording: shorter runs"
+              + " are missing, so run, wait and latency numbers are about long runs only (record"
+              + " with jfr.settings=detail for all of them)");
     }
     if (!data.recorded("gmp4j.GoRun")) {
       warnings.add("gmp4j.GoRun was not recorded: no run, wait or latency numbers");
     }
     for (String type : List.of("gmp4j.GoCreate", "gmp4j.RunqSteal", "gmp4j.GoSyscall")) {
       if (!data.recorded(type)) {
-        warnings.add(type + " was not recorded" + switch (type) {
-          case "gmp4j.GoCreate" -> ": goroutines are not named by group";
-          case "gmp4j.RunqSteal" -> ": no steal numbers";
-          default -> ": no syscall time";
-        });
+        warnings.add(
+            type
+                + " was not recorded"
+                + switch (type) {
+                  case "gmp4j.GoCreate" -> ": goroutines are not named by group";
+                  case "gmp4j.RunqSteal" -> ": no steal numbers";
+                  default -> ": no syscall time";
+                });
       }
     }
   }
@@ -241,22 +262,22 @@ final class Analysis {
         if (prev == null) {
           source = createdAt.containsKey(r.goid()) ? "created" : "runnable before the window";
         } else {
-          source = switch (prev.endReason()) {
-            case "block" -> "unblocked";
-            case "gosched" -> "gosched";
-            case "preempted" -> "preempted";
-            case "handoff" -> "handed off (ignored preemption)";
-            case "syscall" -> "syscall";
-            default -> prev.endReason();
-          };
+          source =
+              switch (prev.endReason()) {
+                case "block" -> "unblocked";
+                case "gosched" -> "gosched";
+                case "preempted" -> "preempted";
+                case "handoff" -> "handed off (ignored preemption)";
+                case "syscall" -> "syscall";
+                default -> prev.endReason();
+              };
         }
         if (source.equals("syscall")) {
           // the syscall between prev and r: a resume on the same P, or a wait for a new one
           while (si < sys.size() && sys.get(si).end() < prev.end()) {
             si++;
           }
-          boolean lost = si < sys.size() && sys.get(si).start() <= r.start()
-              && sys.get(si).lostP();
+          boolean lost = si < sys.size() && sys.get(si).start() <= r.start() && sys.get(si).lostP();
           source = lost ? "syscall lost its P" : null;
         }
         if (source != null && source.equals("unblocked")) {
@@ -269,8 +290,11 @@ final class Analysis {
             ui++;
           }
           if (last != null) {
-            source = "unblocked into " + (last.to().isEmpty() ? "?" : last.to()) + " by "
-                + (last.by() == 0 ? "a platform thread" : data.group(last.by()));
+            source =
+                "unblocked into "
+                    + (last.to().isEmpty() ? "?" : last.to())
+                    + " by "
+                    + (last.by() == 0 ? "a platform thread" : data.group(last.by()));
           }
           long block = Math.max(0, r.start() - prev.end() - r.latency());
           String why = prev.waitReason().isEmpty() ? "unknown" : prev.waitReason();
@@ -315,7 +339,8 @@ final class Analysis {
     }
     Map<String, List<Long>> latByGroup = new HashMap<>();
     for (Latency l : latencies) {
-      latByGroup.computeIfAbsent(goroutines.get(l.goid()).group, k -> new ArrayList<>())
+      latByGroup
+          .computeIfAbsent(goroutines.get(l.goid()).group, k -> new ArrayList<>())
           .add(l.latency());
     }
     for (var e : byGroup.entrySet()) {
@@ -330,15 +355,26 @@ final class Analysis {
         syscallBlocked += g.syscallBlocked;
         runs += g.runs;
       }
-      groups.add(new Group(e.getKey(), gs.size(), runs,
-          Dist.of(gs.stream().mapToLong(g -> g.exec).toArray()),
-          Dist.of(latByGroup.getOrDefault(e.getKey(), List.of()).stream()
-              .mapToLong(Long::longValue).toArray()),
-          Dist.of(gs.stream().mapToLong(g -> g.schedWait).toArray()), block,
-          Dist.of(gs.stream().mapToLong(g -> g.syscall).toArray()), syscallBlocked, offP));
+      groups.add(
+          new Group(
+              e.getKey(),
+              gs.size(),
+              runs,
+              Dist.of(gs.stream().mapToLong(g -> g.exec).toArray()),
+              Dist.of(
+                  latByGroup.getOrDefault(e.getKey(), List.of()).stream()
+                      .mapToLong(Long::longValue)
+                      .toArray()),
+              Dist.of(gs.stream().mapToLong(g -> g.schedWait).toArray()),
+              block,
+              Dist.of(gs.stream().mapToLong(g -> g.syscall).toArray()),
+              syscallBlocked,
+              offP));
     }
-    groups.sort(Comparator.comparingLong((Group g) -> g.exec().sum()).reversed()
-        .thenComparing(Group::name));
+    groups.sort(
+        Comparator.comparingLong((Group g) -> g.exec().sum())
+            .reversed()
+            .thenComparing(Group::name));
   }
 
   private void latencySources() {
@@ -347,23 +383,33 @@ final class Analysis {
       by.computeIfAbsent(l.source(), k -> new ArrayList<>()).add(l.latency());
     }
     by.entrySet().stream()
-        .map(e -> Map.entry(e.getKey(),
-            Dist.of(e.getValue().stream().mapToLong(Long::longValue).toArray())))
-        .sorted(Comparator.comparingLong((Map.Entry<String, Dist> e) -> e.getValue().p99())
-            .reversed().thenComparing(Map.Entry::getKey))
+        .map(
+            e ->
+                Map.entry(
+                    e.getKey(),
+                    Dist.of(e.getValue().stream().mapToLong(Long::longValue).toArray())))
+        .sorted(
+            Comparator.comparingLong((Map.Entry<String, Dist> e) -> e.getValue().p99())
+                .reversed()
+                .thenComparing(Map.Entry::getKey))
         .forEach(e -> latencyBySource.put(e.getKey(), e.getValue()));
   }
 
   /** The worst single waits, longest first. */
   List<Latency> worst(int n) {
-    return latencies.stream().sorted(Comparator.comparingLong(Latency::latency).reversed())
-        .limit(n).toList();
+    return latencies.stream()
+        .sorted(Comparator.comparingLong(Latency::latency).reversed())
+        .limit(n)
+        .toList();
   }
 
   /** Goroutines by run time (Go's ExecTime), most first; off-P time is shown beside it. */
   List<G> topRunners(int n) {
-    return goroutines.values().stream().filter(g -> g.runs > 0)
-        .sorted(Comparator.comparingLong((G g) -> g.exec).reversed()).limit(n).toList();
+    return goroutines.values().stream()
+        .filter(g -> g.runs > 0)
+        .sorted(Comparator.comparingLong((G g) -> g.exec).reversed())
+        .limit(n)
+        .toList();
   }
 
   private void procs() {
@@ -423,8 +469,14 @@ final class Analysis {
       }
       String key = h.goid() + "/" + h.reason() + "/" + h.frames();
       Ignored old = by.get(key);
-      by.put(key, new Ignored(h.goid(), data.group(h.goid()), h.reason(),
-          old == null ? 1 : old.times() + 1, h.frames()));
+      by.put(
+          key,
+          new Ignored(
+              h.goid(),
+              data.group(h.goid()),
+              h.reason(),
+              old == null ? 1 : old.times() + 1,
+              h.frames()));
     }
     ignored.addAll(by.values());
   }

@@ -60,31 +60,47 @@ final class Check {
         for (String part : value.split(",")) {
           String[] kv = part.split("=", 2);
           if (kv.length != 2 || !List.of("p50", "p90", "p99", "max").contains(kv[0].trim())) {
-            throw new BadLimit("gmp4j: --max-sched-latency " + value + ": expected p50=, p90=,"
-                + " p99= or max= with a duration, e.g. p99=5ms");
+            throw new BadLimit(
+                "gmp4j: --max-sched-latency "
+                    + value
+                    + ": expected p50=, p90=,"
+                    + " p99= or max= with a duration, e.g. p99=5ms");
           }
-          limits.add(new Limit("sched-latency " + kv[0].trim(),
-              option + " " + part.trim(), duration(option, kv[1].trim()), false));
+          limits.add(
+              new Limit(
+                  "sched-latency " + kv[0].trim(),
+                  option + " " + part.trim(),
+                  duration(option, kv[1].trim()),
+                  false));
         }
       }
       case "--max-steal-ratio" -> {
         String v = value.endsWith("%") ? value.substring(0, value.length() - 1) : value;
-        limits.add(new Limit("steal-ratio", option + " " + value, number(option, value, v),
-            false));
+        limits.add(new Limit("steal-ratio", option + " " + value, number(option, value, v), false));
       }
       case "--max-handoffs", "--max-syscall-handoffs", "--max-preemptions-ignored" ->
-          limits.add(new Limit(option.substring("--max-".length()), option + " " + value,
-              count(option, value), false));
+          limits.add(
+              new Limit(
+                  option.substring("--max-".length()),
+                  option + " " + value,
+                  count(option, value),
+                  false));
       case "--min-schedulings" ->
           limits.add(new Limit("schedulings", option + " " + value, count(option, value), true));
-      default -> throw new BadLimit("gmp4j: trace check: unknown option " + option
-          + "; run gmp4j trace check --help");
+      default ->
+          throw new BadLimit(
+              "gmp4j: trace check: unknown option " + option + "; run gmp4j trace check --help");
     }
   }
 
   static boolean isLimit(String option) {
-    return List.of("--max-sched-latency", "--max-steal-ratio", "--max-handoffs",
-        "--max-syscall-handoffs", "--max-preemptions-ignored", "--min-schedulings")
+    return List.of(
+            "--max-sched-latency",
+            "--max-steal-ratio",
+            "--max-handoffs",
+            "--max-syscall-handoffs",
+            "--max-preemptions-ignored",
+            "--min-schedulings")
         .contains(option);
   }
 
@@ -94,12 +110,13 @@ final class Check {
       throw new BadLimit("gmp4j: " + option + " " + s + ": not a duration (e.g. 500us, 5ms, 1s)");
     }
     double v = Double.parseDouble(m.group(1));
-    double unit = switch (m.group(2)) {
-      case "ns" -> 1;
-      case "us", "µs" -> 1e3;
-      case "ms" -> 1e6;
-      default -> 1e9;
-    };
+    double unit =
+        switch (m.group(2)) {
+          case "ns" -> 1;
+          case "us", "µs" -> 1e3;
+          case "ms" -> 1e6;
+          default -> 1e9;
+        };
     return Math.round(v * unit);
   }
 
@@ -136,33 +153,43 @@ final class Check {
       if (l.what().startsWith("sched-latency")) {
         need(a, "gmp4j.GoRun", l);
         if (a.schedulings == 0) {
-          throw new NotRecorded("gmp4j: " + l.option() + ": the recording holds no scheduling"
-              + " (no gmp4j.GoRun after a wait), so there is no latency to check");
+          throw new NotRecorded(
+              "gmp4j: "
+                  + l.option()
+                  + ": the recording holds no scheduling"
+                  + " (no gmp4j.GoRun after a wait), so there is no latency to check");
         }
-        long ns = switch (l.what().substring("sched-latency ".length())) {
-          case "p50" -> a.latency.p50();
-          case "p90" -> a.latency.p90();
-          case "p99" -> a.latency.p99();
-          default -> a.latency.max();
-        };
+        long ns =
+            switch (l.what().substring("sched-latency ".length())) {
+              case "p50" -> a.latency.p50();
+              case "p90" -> a.latency.p90();
+              case "p99" -> a.latency.p99();
+              default -> a.latency.max();
+            };
         v = ns;
         shown = SummaryFormat.dur(ns);
       } else if (l.what().equals("steal-ratio")) {
         need(a, "gmp4j.RunqSteal", l);
         need(a, "gmp4j.GoRun", l);
         v = a.stealRatio();
-        shown = String.format(Locale.ROOT, "%.2f%% (%d stolen / %d schedulings)", v,
-            a.stolenGoroutines, a.schedulings);
+        shown =
+            String.format(
+                Locale.ROOT,
+                "%.2f%% (%d stolen / %d schedulings)",
+                v,
+                a.stolenGoroutines,
+                a.schedulings);
       } else if (l.what().equals("schedulings")) {
         v = a.schedulings;
         shown = Long.toString(a.schedulings);
       } else {
         need(a, "gmp4j.ProcHandoff", l);
-        v = switch (l.what()) {
-          case "handoffs" -> a.handoffs();
-          case "syscall-handoffs" -> a.handoffsByReason.getOrDefault("syscall", 0L);
-          default -> a.preemptionsIgnored();
-        };
+        v =
+            switch (l.what()) {
+              case "handoffs" -> a.handoffs();
+              case "syscall-handoffs" -> a.handoffsByReason.getOrDefault("syscall", 0L);
+              default -> a.preemptionsIgnored();
+            };
         shown = Long.toString((long) v);
       }
       boolean ok = l.min() ? v >= l.bound() : v <= l.bound();
@@ -173,8 +200,13 @@ final class Check {
 
   private static void need(Analysis a, String type, Limit l) throws NotRecorded {
     if (!a.data.recorded(type)) {
-      throw new NotRecorded("gmp4j: " + l.option() + " needs " + type + " events, which this"
-          + " recording does not have on; record with jfr.settings=detail");
+      throw new NotRecorded(
+          "gmp4j: "
+              + l.option()
+              + " needs "
+              + type
+              + " events, which this"
+              + " recording does not have on; record with jfr.settings=detail");
     }
   }
 
@@ -184,18 +216,22 @@ final class Check {
     out.printf("gmp4j trace check of %s: %d limits%n", file, results.size());
     for (Result r : results) {
       String bound = r.limit().option().substring(r.limit().option().indexOf(' ') + 1);
-      out.printf("  %-4s  %-26s %s %s %s%n", r.ok() ? "ok" : "FAIL", r.limit().what(),
-          r.shown(), r.ok() ? (r.limit().min() ? ">=" : "<=") : (r.limit().min() ? "<" : ">"),
+      out.printf(
+          "  %-4s  %-26s %s %s %s%n",
+          r.ok() ? "ok" : "FAIL",
+          r.limit().what(),
+          r.shown(),
+          r.ok() ? (r.limit().min() ? ">=" : "<=") : (r.limit().min() ? "<" : ">"),
           bound.contains("=") ? bound.substring(bound.indexOf('=') + 1) : bound);
       if (!r.ok()) {
         broken++;
-        err.println("gmp4j: trace check: limit broken: " + r.limit().option() + ", measured "
-            + r.shown());
+        err.println(
+            "gmp4j: trace check: limit broken: " + r.limit().option() + ", measured " + r.shown());
       }
     }
     if (broken > 0) {
-      err.printf("gmp4j: trace check: %d of %d limits broken in %s%n", broken, results.size(),
-          file);
+      err.printf(
+          "gmp4j: trace check: %d of %d limits broken in %s%n", broken, results.size(), file);
     }
     return broken == 0;
   }

@@ -15,8 +15,10 @@ import java.io.Writer;
  */
 final class JsonWriter {
   private final Writer out;
+
   /** Per nesting level: whether the next value needs a comma before it. */
   private boolean[] comma = new boolean[16];
+
   private int depth;
   private boolean afterKey;
   private long written;

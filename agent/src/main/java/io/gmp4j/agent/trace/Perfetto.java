@@ -92,12 +92,15 @@ final class Perfetto {
       while (i < events.size() || parts.isEmpty()) {
         Path part = dir.resolve(stem + "." + parts.size() + ".json.tmp");
         parts.add(part);
-        try (Writer w = new BufferedWriter(Files.newBufferedWriter(part, StandardCharsets.UTF_8),
-            1 << 16)) {
+        try (Writer w =
+            new BufferedWriter(Files.newBufferedWriter(part, StandardCharsets.UTF_8), 1 << 16)) {
           JsonWriter j = new JsonWriter(w, true);
           j.beginObject().field("displayTimeUnit", "ns");
-          j.key("otherData").beginObject().field("source", "gmp4j trace perfetto")
-              .field("part", (long) parts.size() - 1).endObject();
+          j.key("otherData")
+              .beginObject()
+              .field("source", "gmp4j trace perfetto")
+              .field("part", (long) parts.size() - 1)
+              .endObject();
           j.key("traceEvents").beginArray();
           metadata(j);
           while (i < events.size() && j.written() < split) {
@@ -143,8 +146,13 @@ final class Perfetto {
   }
 
   private static void meta(JsonWriter j, String name, int pid, int tid, String k, Object v) {
-    j.beginObject().field("name", name).field("ph", "M").field("pid", (long) pid)
-        .field("tid", (long) tid).key("args").beginObject();
+    j.beginObject()
+        .field("name", name)
+        .field("ph", "M")
+        .field("pid", (long) pid)
+        .field("tid", (long) tid)
+        .key("args")
+        .beginObject();
     if (v instanceof String s) {
       j.field(k, s);
     } else {
@@ -161,22 +169,33 @@ final class Perfetto {
   }
 
   /** A slice on P lane {@code p}: start, end (ns), and its name and args. */
-  private record Slice(int p, long start, long end, String name, String cat,
-      Consumer<JsonWriter> args) {}
+  private record Slice(
+      int p, long start, long end, String name, String cat, Consumer<JsonWriter> args) {}
 
   private void slices() {
     Map<Integer, List<Slice>> lanes = new TreeMap<>();
     for (TraceData.Run r : d.runs) {
       String label = d.name(r.goid()).isEmpty() ? d.group(r.goid()) : d.name(r.goid());
-      lanes.computeIfAbsent(r.p(), k -> new ArrayList<>()).add(new Slice(r.p(), r.start(),
-          r.end(), "G" + r.goid() + " " + label, "run", j -> {
-            j.field("goid", r.goid()).field("group", d.group(r.goid()))
-                .field("end", r.endReason()).field("m", (long) r.m())
-                .field("runnext", r.runnext()).field("schedLatencyUs", r.latency() / 1000.0);
-            if (!r.waitReason().isEmpty()) {
-              j.field("waitReason", r.waitReason());
-            }
-          }));
+      lanes
+          .computeIfAbsent(r.p(), k -> new ArrayList<>())
+          .add(
+              new Slice(
+                  r.p(),
+                  r.start(),
+                  r.end(),
+                  "G" + r.goid() + " " + label,
+                  "run",
+                  j -> {
+                    j.field("goid", r.goid())
+                        .field("group", d.group(r.goid()))
+                        .field("end", r.endReason())
+                        .field("m", (long) r.m())
+                        .field("runnext", r.runnext())
+                        .field("schedLatencyUs", r.latency() / 1000.0);
+                    if (!r.waitReason().isEmpty()) {
+                      j.field("waitReason", r.waitReason());
+                    }
+                  }));
     }
     Map<Integer, NavigableMap<Long, TraceData.Handoff>> sysHandoffs = new HashMap<>();
     for (TraceData.Handoff h : d.handoffs) {
@@ -192,10 +211,19 @@ final class Perfetto {
           end = h.getKey();
         }
       }
-      syscalls.add(new Slice(s.p(), s.start(), end, "syscall G" + s.goid(), "syscall",
-          j -> j.field("goid", s.goid()).field("group", d.group(s.goid()))
-              .field("m", (long) s.m()).field("lostP", s.lostP())
-              .field("syscallUs", (s.end() - s.start()) / 1000.0)));
+      syscalls.add(
+          new Slice(
+              s.p(),
+              s.start(),
+              end,
+              "syscall G" + s.goid(),
+              "syscall",
+              j ->
+                  j.field("goid", s.goid())
+                      .field("group", d.group(s.goid()))
+                      .field("m", (long) s.m())
+                      .field("lostP", s.lostP())
+                      .field("syscallUs", (s.end() - s.start()) / 1000.0)));
     }
     // fit each syscall slice between the runs of its lane (step 2): it starts where the
     // run that entered it ended (the two stamps are taken apart) and ends by the next run
@@ -225,61 +253,100 @@ final class Perfetto {
       if (end > start) {
         long st = start;
         long en = end;
-        fitted.computeIfAbsent(s.p(), k -> new ArrayList<>())
+        fitted
+            .computeIfAbsent(s.p(), k -> new ArrayList<>())
             .add(new Slice(s.p(), st, en, s.name(), s.cat(), s.args()));
       }
     }
     fitted.forEach((p, l) -> lanes.computeIfAbsent(p, k -> new ArrayList<>()).addAll(l));
     for (List<Slice> lane : lanes.values()) {
       for (Slice s : lane) {
-        add(s.start(), j -> {
-          j.beginObject().field("name", s.name()).field("cat", s.cat()).field("ph", "X")
-              .field("ts", us(s.start())).field("dur", (s.end() - s.start()) / 1000.0)
-              .field("pid", (long) PROCS_PID).field("tid", (long) s.p());
-          j.key("args").beginObject();
-          s.args().accept(j);
-          j.endObject().endObject();
-        });
+        add(
+            s.start(),
+            j -> {
+              j.beginObject()
+                  .field("name", s.name())
+                  .field("cat", s.cat())
+                  .field("ph", "X")
+                  .field("ts", us(s.start()))
+                  .field("dur", (s.end() - s.start()) / 1000.0)
+                  .field("pid", (long) PROCS_PID)
+                  .field("tid", (long) s.p());
+              j.key("args").beginObject();
+              s.args().accept(j);
+              j.endObject().endObject();
+            });
       }
     }
   }
 
   private void instant(long t, int p, String name, String cat, Consumer<JsonWriter> args) {
-    add(t, j -> {
-      j.beginObject().field("name", name).field("cat", cat).field("ph", "i")
-          .field("ts", us(t)).field("pid", (long) PROCS_PID);
-      if (p >= 0) {
-        j.field("tid", (long) p).field("s", "t");
-      } else {
-        j.field("tid", 0L).field("s", "g");
-      }
-      j.key("args").beginObject();
-      args.accept(j);
-      j.endObject().endObject();
-    });
+    add(
+        t,
+        j -> {
+          j.beginObject()
+              .field("name", name)
+              .field("cat", cat)
+              .field("ph", "i")
+              .field("ts", us(t))
+              .field("pid", (long) PROCS_PID);
+          if (p >= 0) {
+            j.field("tid", (long) p).field("s", "t");
+          } else {
+            j.field("tid", 0L).field("s", "g");
+          }
+          j.key("args").beginObject();
+          args.accept(j);
+          j.endObject().endObject();
+        });
   }
 
   private void instants() {
     for (TraceData.Steal s : d.steals) {
-      instant(s.time(), s.thief(), "steal " + s.count() + " from Proc " + s.victim(), "steal",
-          j -> j.field("victimP", (long) s.victim()).field("count", (long) s.count())
-              .field("runnext", s.runnext()));
+      instant(
+          s.time(),
+          s.thief(),
+          "steal " + s.count() + " from Proc " + s.victim(),
+          "steal",
+          j ->
+              j.field("victimP", (long) s.victim())
+                  .field("count", (long) s.count())
+                  .field("runnext", s.runnext()));
     }
     for (TraceData.Preempt p : d.preempts) {
-      instant(p.time(), Math.max(0, p.p()), "preempt G" + p.goid() + " (" + p.reason() + ")",
-          "preempt", j -> j.field("goid", p.goid()).field("reason", p.reason())
-              .field("sliceRanUs", p.sliceRan() / 1000.0));
+      instant(
+          p.time(),
+          Math.max(0, p.p()),
+          "preempt G" + p.goid() + " (" + p.reason() + ")",
+          "preempt",
+          j ->
+              j.field("goid", p.goid())
+                  .field("reason", p.reason())
+                  .field("sliceRanUs", p.sliceRan() / 1000.0));
     }
     for (TraceData.Handoff h : d.handoffs) {
-      instant(h.time(), h.p(), "hand-off (" + h.reason() + ") G" + h.goid(), "handoff",
-          j -> j.field("reason", h.reason()).field("goid", h.goid())
-              .field("fromM", (long) h.fromM()).field("toM", (long) h.toM())
-              .field("frames", h.frames()));
+      instant(
+          h.time(),
+          h.p(),
+          "hand-off (" + h.reason() + ") G" + h.goid(),
+          "handoff",
+          j ->
+              j.field("reason", h.reason())
+                  .field("goid", h.goid())
+                  .field("fromM", (long) h.fromM())
+                  .field("toM", (long) h.toM())
+                  .field("frames", h.frames()));
     }
     for (TraceData.ProcsChange c : d.procsChanges) {
-      instant(c.time(), -1, "GOMAXPROCS " + c.old() + " -> " + c.nu(), "procs",
-          j -> j.field("old", (long) c.old()).field("new", (long) c.nu())
-              .field("reason", c.reason()));
+      instant(
+          c.time(),
+          -1,
+          "GOMAXPROCS " + c.old() + " -> " + c.nu(),
+          "procs",
+          j ->
+              j.field("old", (long) c.old())
+                  .field("new", (long) c.nu())
+                  .field("reason", c.reason()));
     }
   }
 
@@ -299,12 +366,31 @@ final class Perfetto {
         continue;
       }
       long flow = ++id;
-      add(u.time(), j -> j.beginObject().field("name", "unblock").field("cat", "flow")
-          .field("ph", "s").field("id", flow).field("ts", us(u.time()))
-          .field("pid", (long) PROCS_PID).field("tid", (long) from.p()).endObject());
-      add(to.start(), j -> j.beginObject().field("name", "unblock").field("cat", "flow")
-          .field("ph", "f").field("bp", "e").field("id", flow).field("ts", us(to.start()))
-          .field("pid", (long) PROCS_PID).field("tid", (long) to.p()).endObject());
+      add(
+          u.time(),
+          j ->
+              j.beginObject()
+                  .field("name", "unblock")
+                  .field("cat", "flow")
+                  .field("ph", "s")
+                  .field("id", flow)
+                  .field("ts", us(u.time()))
+                  .field("pid", (long) PROCS_PID)
+                  .field("tid", (long) from.p())
+                  .endObject());
+      add(
+          to.start(),
+          j ->
+              j.beginObject()
+                  .field("name", "unblock")
+                  .field("cat", "flow")
+                  .field("ph", "f")
+                  .field("bp", "e")
+                  .field("id", flow)
+                  .field("ts", us(to.start()))
+                  .field("pid", (long) PROCS_PID)
+                  .field("tid", (long) to.p())
+                  .endObject());
     }
   }
 
@@ -377,10 +463,20 @@ final class Perfetto {
       Long global = s.values().get("runqueueGlobal");
       Long local = s.values().get("runqueueLocal");
       if (global != null && local != null) {
-        add(s.time(), j -> j.beginObject().field("name", "Run queues (SchedStats)")
-            .field("ph", "C").field("ts", us(s.time())).field("pid", (long) STATS_PID)
-            .key("args").beginObject().field("global", global).field("local", local)
-            .endObject().endObject());
+        add(
+            s.time(),
+            j ->
+                j.beginObject()
+                    .field("name", "Run queues (SchedStats)")
+                    .field("ph", "C")
+                    .field("ts", us(s.time()))
+                    .field("pid", (long) STATS_PID)
+                    .key("args")
+                    .beginObject()
+                    .field("global", global)
+                    .field("local", local)
+                    .endObject()
+                    .endObject());
       }
     }
   }
@@ -400,14 +496,21 @@ final class Perfetto {
       }
       long[] v = Arrays.copyOf(now, now.length);
       long at = e.getKey();
-      add(at, j -> {
-        j.beginObject().field("name", name).field("ph", "C").field("ts", us(at))
-            .field("pid", (long) STATS_PID).key("args").beginObject();
-        for (int i = 0; i < series.length; i++) {
-          j.field(series[i], Math.max(0, v[i]));
-        }
-        j.endObject().endObject();
-      });
+      add(
+          at,
+          j -> {
+            j.beginObject()
+                .field("name", name)
+                .field("ph", "C")
+                .field("ts", us(at))
+                .field("pid", (long) STATS_PID)
+                .key("args")
+                .beginObject();
+            for (int i = 0; i < series.length; i++) {
+              j.field(series[i], Math.max(0, v[i]));
+            }
+            j.endObject().endObject();
+          });
     }
   }
 }

@@ -19,7 +19,8 @@ import java.util.List;
 public final class TraceCommand {
   private TraceCommand() {}
 
-  static final String USAGE = """
+  static final String USAGE =
+      """
       usage: gmp4j trace summary  <rec.jfr> [--json]
              gmp4j trace check    <rec.jfr> <limit>...
              gmp4j trace perfetto <rec.jfr> -o <trace.json> [--split-mb N]
@@ -58,8 +59,9 @@ public final class TraceCommand {
       return 0;
     }
     if (args.size() < 2) {
-      err.println("gmp4j: trace needs a sub-command and a recording, e.g. gmp4j trace summary"
-          + " rec.jfr; run gmp4j trace --help");
+      err.println(
+          "gmp4j: trace needs a sub-command and a recording, e.g. gmp4j trace summary"
+              + " rec.jfr; run gmp4j trace --help");
       return 2;
     }
     String sub = args.get(0);
@@ -72,8 +74,10 @@ public final class TraceCommand {
         case "perfetto" -> perfetto(file, rest, out, err);
         case "html" -> html(file, rest, out, err);
         default -> {
-          err.println("gmp4j: trace: unknown sub-command '" + sub
-              + "' (summary, check, perfetto or html); run gmp4j trace --help");
+          err.println(
+              "gmp4j: trace: unknown sub-command '"
+                  + sub
+                  + "' (summary, check, perfetto or html); run gmp4j trace --help");
           yield 2;
         }
       };
@@ -89,9 +93,15 @@ public final class TraceCommand {
     } catch (OutOfMemoryError e) {
       // every gmp4j event of the file is held at once (see TraceData): about 1.5 GB of heap
       // for a 100 MB recording
-      err.println("gmp4j: " + file + ": too large for this JVM's heap ("
-          + Runtime.getRuntime().maxMemory() / (1 << 20) + " MB); give it more, e.g."
-          + " JAVA_TOOL_OPTIONS=-Xmx4g gmp4j trace " + sub + " ...");
+      err.println(
+          "gmp4j: "
+              + file
+              + ": too large for this JVM's heap ("
+              + Runtime.getRuntime().maxMemory() / (1 << 20)
+              + " MB); give it more, e.g."
+              + " JAVA_TOOL_OPTIONS=-Xmx4g gmp4j trace "
+              + sub
+              + " ...");
       return 2;
     }
   }
@@ -142,8 +152,10 @@ public final class TraceCommand {
           }
           value = rest.get(++i);
         } else {
-          throw new Usage("gmp4j: trace check: unknown argument '" + opt
-              + "'; run gmp4j trace --help for the limits");
+          throw new Usage(
+              "gmp4j: trace check: unknown argument '"
+                  + opt
+                  + "'; run gmp4j trace --help for the limits");
         }
         c.add(opt, value);
       }
@@ -194,8 +206,8 @@ public final class TraceCommand {
         try {
           split = Math.max(1, Long.parseLong(left.get(++i))) * 1_000_000L;
         } catch (NumberFormatException e) {
-          throw new Usage("gmp4j: trace perfetto: --split-mb " + left.get(i)
-              + ": not a number of MB");
+          throw new Usage(
+              "gmp4j: trace perfetto: --split-mb " + left.get(i) + ": not a number of MB");
         }
       } else {
         throw new Usage("gmp4j: trace perfetto: unknown argument '" + left.get(i) + "'");

@@ -24,8 +24,16 @@ import java.util.TreeSet;
  */
 final class TraceData {
   /** A GoRun: one P slice of a goroutine. {@code end} is Go's reason for the stop. */
-  record Run(long goid, int p, int m, long start, long end, String endReason, String waitReason,
-      boolean runnext, long latency) {}
+  record Run(
+      long goid,
+      int p,
+      int m,
+      long start,
+      long end,
+      String endReason,
+      String waitReason,
+      boolean runnext,
+      long latency) {}
 
   /** A GoSyscall: the goroutine blocked its M in a marked call; {@code p} was left in syscall. */
   record Syscall(long goid, int p, int m, long start, long end, boolean lostP) {}
@@ -114,8 +122,10 @@ final class TraceData {
 
   /** How many gmp4j events the file holds. */
   long gmp4jEvents() {
-    return counts.entrySet().stream().filter(e -> e.getKey().startsWith("gmp4j."))
-        .mapToLong(Map.Entry::getValue).sum();
+    return counts.entrySet().stream()
+        .filter(e -> e.getKey().startsWith("gmp4j."))
+        .mapToLong(Map.Entry::getValue)
+        .sum();
   }
 
   /** Whether the recording had {@code type} on (its settings say so, or it holds one). */
@@ -153,7 +163,8 @@ final class TraceData {
     }
     Create parent = created.get(c.parent());
     return parent != null && !parent.name().isEmpty()
-        ? "(unnamed, by " + parent.name().replaceAll("[0-9]+", "N") + ")" : "(unnamed)";
+        ? "(unnamed, by " + parent.name().replaceAll("[0-9]+", "N") + ")"
+        : "(unnamed)";
   }
 
   /** The goroutine's own thread name, or "" when unknown. */

@@ -83,11 +83,13 @@ final class TraceReader {
         if (report && (n & 4095) == 0 && System.nanoTime() - nextReport > 0) {
           nextReport = System.nanoTime() + 1_000_000_000L;
           // the latest event time read, as a share of the time the chunks cover
-          double share = shape.endNanos() > shape.startNanos()
-              ? 100.0 * (latest - shape.startNanos()) / (shape.endNanos() - shape.startNanos())
-              : 0;
-          progress.printf("gmp4j: reading %s (%d MB): %,d events, about %.0f%% of the"
-              + " recording's time%n", file, size / 1_000_000, n, Math.min(100, share));
+          double share =
+              shape.endNanos() > shape.startNanos()
+                  ? 100.0 * (latest - shape.startNanos()) / (shape.endNanos() - shape.startNanos())
+                  : 0;
+          progress.printf(
+              "gmp4j: reading %s (%d MB): %,d events, about %.0f%% of the" + " recording's time%n",
+              file, size / 1_000_000, n, Math.min(100, share));
         }
       }
     } catch (EOFException e) {
@@ -99,12 +101,17 @@ final class TraceReader {
       throw new BadFile(file, "corrupt JFR recording (" + e + ")");
     }
     if (report) {
-      progress.printf("gmp4j: read %s: %,d events in %.1f s%n", file, n,
-          (System.nanoTime() - startNanos) / 1e9);
+      progress.printf(
+          "gmp4j: read %s: %,d events in %.1f s%n",
+          file, n, (System.nanoTime() - startNanos) / 1e9);
     }
     if (d.gmp4jEvents() == 0) {
-      throw new BadFile(file, "a JFR recording with no gmp4j events (" + n + " other events);"
-          + " record with -javaagent:gmp4j-agent.jar=jfr=<file>,jfr.settings=detail");
+      throw new BadFile(
+          file,
+          "a JFR recording with no gmp4j events ("
+              + n
+              + " other events);"
+              + " record with -javaagent:gmp4j-agent.jar=jfr=<file>,jfr.settings=detail");
     }
     if (d.first == Long.MAX_VALUE) {
       d.first = d.firstStats; // only SchedStats: their window
@@ -148,24 +155,40 @@ final class TraceReader {
         byte[] b = h.array();
         boolean magic = got >= 4 && b[0] == 'F' && b[1] == 'L' && b[2] == 'R' && b[3] == 0;
         if (!magic) {
-          throw new BadFile(file, chunks == 0
-              ? "not a JFR recording (it does not start with JFR's magic FLR\\0; " + size
-                  + " bytes)"
-              : "corrupt JFR recording (no chunk header at byte " + pos + " after " + chunks
-                  + " chunks)");
+          throw new BadFile(
+              file,
+              chunks == 0
+                  ? "not a JFR recording (it does not start with JFR's magic FLR\\0; "
+                      + size
+                      + " bytes)"
+                  : "corrupt JFR recording (no chunk header at byte "
+                      + pos
+                      + " after "
+                      + chunks
+                      + " chunks)");
         }
         if (got < 16) {
-          throw new BadFile(file, "truncated JFR recording (chunk " + (chunks + 1)
-              + " has no complete header)");
+          throw new BadFile(
+              file, "truncated JFR recording (chunk " + (chunks + 1) + " has no complete header)");
         }
         long chunkSize = h.getLong(8);
         if (chunkSize <= 0) {
-          throw new BadFile(file, "incomplete JFR recording (chunk " + (chunks + 1)
-              + " is still being written; dump or stop the recording first)");
+          throw new BadFile(
+              file,
+              "incomplete JFR recording (chunk "
+                  + (chunks + 1)
+                  + " is still being written; dump or stop the recording first)");
         }
         if (pos + chunkSize > size) {
-          throw new BadFile(file, "truncated JFR recording (chunk " + (chunks + 1) + " needs "
-              + (pos + chunkSize) + " bytes, the file has " + size + ")");
+          throw new BadFile(
+              file,
+              "truncated JFR recording (chunk "
+                  + (chunks + 1)
+                  + " needs "
+                  + (pos + chunkSize)
+                  + " bytes, the file has "
+                  + size
+                  + ")");
         }
         if (got >= 48) {
           // chunk start (ns since the epoch) at 32 and its duration at 40
@@ -203,34 +226,74 @@ final class TraceReader {
     }
     switch (type) {
       case "jdk.ActiveSetting" -> activeSetting(d, e, typeNames);
-      case "gmp4j.GoRun" -> d.runs.add(new TraceData.Run(e.getLong("goid"), e.getInt("p"),
-          e.getInt("m"), start, end, str(e, "end"), str(e, "waitReason"),
-          e.getBoolean("runnext"), e.getLong("schedLatency")));
-      case "gmp4j.GoSyscall" -> d.syscalls.add(new TraceData.Syscall(e.getLong("goid"),
-          e.getInt("p"), e.getInt("m"), start, end, e.getBoolean("lostP")));
-      case "gmp4j.GoUnblock" -> d.unblocks.add(new TraceData.Unblock(start, e.getLong("goid"),
-          e.getLong("byGoid"), str(e, "to")));
+      case "gmp4j.GoRun" ->
+          d.runs.add(
+              new TraceData.Run(
+                  e.getLong("goid"),
+                  e.getInt("p"),
+                  e.getInt("m"),
+                  start,
+                  end,
+                  str(e, "end"),
+                  str(e, "waitReason"),
+                  e.getBoolean("runnext"),
+                  e.getLong("schedLatency")));
+      case "gmp4j.GoSyscall" ->
+          d.syscalls.add(
+              new TraceData.Syscall(
+                  e.getLong("goid"),
+                  e.getInt("p"),
+                  e.getInt("m"),
+                  start,
+                  end,
+                  e.getBoolean("lostP")));
+      case "gmp4j.GoUnblock" ->
+          d.unblocks.add(
+              new TraceData.Unblock(start, e.getLong("goid"), e.getLong("byGoid"), str(e, "to")));
       case "gmp4j.GoCreate" -> {
         RecordedThread t = e.getThread("thread");
         String name = t == null || t.getJavaName() == null ? "" : t.getJavaName();
-        d.creates.add(new TraceData.Create(start, e.getLong("goid"), e.getLong("parentGoid"),
-            name, site(e.getStackTrace())));
+        d.creates.add(
+            new TraceData.Create(
+                start, e.getLong("goid"), e.getLong("parentGoid"), name, site(e.getStackTrace())));
       }
       case "gmp4j.GoDestroy" -> d.destroys.add(new TraceData.Destroy(start, e.getLong("goid")));
-      case "gmp4j.RunqSteal" -> d.steals.add(new TraceData.Steal(start, e.getInt("thiefP"),
-          e.getInt("victimP"), e.getInt("count"), e.getBoolean("runnext")));
-      case "gmp4j.PreemptRequest" -> d.preempts.add(new TraceData.Preempt(start, e.getInt("p"),
-          e.getLong("goid"), e.getLong("sliceRan"), str(e, "reason")));
-      case "gmp4j.ProcHandoff" -> d.handoffs.add(new TraceData.Handoff(start, e.getInt("p"),
-          e.getInt("fromM"), e.getInt("toM"), str(e, "reason"), e.getLong("goid"),
-          str(e, "frames")));
-      case "gmp4j.ProcsChange" -> d.procsChanges.add(new TraceData.ProcsChange(start,
-          e.getInt("old"), e.getInt("new_"), str(e, "reason")));
+      case "gmp4j.RunqSteal" ->
+          d.steals.add(
+              new TraceData.Steal(
+                  start,
+                  e.getInt("thiefP"),
+                  e.getInt("victimP"),
+                  e.getInt("count"),
+                  e.getBoolean("runnext")));
+      case "gmp4j.PreemptRequest" ->
+          d.preempts.add(
+              new TraceData.Preempt(
+                  start,
+                  e.getInt("p"),
+                  e.getLong("goid"),
+                  e.getLong("sliceRan"),
+                  str(e, "reason")));
+      case "gmp4j.ProcHandoff" ->
+          d.handoffs.add(
+              new TraceData.Handoff(
+                  start,
+                  e.getInt("p"),
+                  e.getInt("fromM"),
+                  e.getInt("toM"),
+                  str(e, "reason"),
+                  e.getLong("goid"),
+                  str(e, "frames")));
+      case "gmp4j.ProcsChange" ->
+          d.procsChanges.add(
+              new TraceData.ProcsChange(
+                  start, e.getInt("old"), e.getInt("new_"), str(e, "reason")));
       case "gmp4j.ProcIdle" -> d.idles.add(new TraceData.Idle(e.getInt("p"), start, end));
       case "gmp4j.SchedStats" -> {
         Map<String, Long> values = new HashMap<>();
         for (ValueDescriptor v : e.getFields()) {
-          if (v.getTypeName().equals("long") && !v.getName().equals("startTime")
+          if (v.getTypeName().equals("long")
+              && !v.getName().equals("startTime")
               && !v.getName().equals("duration")) {
             values.put(v.getName(), e.getLong(v.getName()));
           }
@@ -273,7 +336,9 @@ final class TraceReader {
     List<RecordedFrame> frames = st.getFrames();
     for (RecordedFrame f : frames) {
       String c = f.getMethod().getType().getName();
-      if (!c.startsWith("java.") && !c.startsWith("jdk.") && !c.startsWith("io.gmp4j.runtime")
+      if (!c.startsWith("java.")
+          && !c.startsWith("jdk.")
+          && !c.startsWith("io.gmp4j.runtime")
           && !c.startsWith("sun.")) {
         return c + "." + f.getMethod().getName();
       }

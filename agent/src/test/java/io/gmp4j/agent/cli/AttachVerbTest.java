@@ -20,18 +20,21 @@ class AttachVerbTest {
   private static Out run(String... args) throws Exception {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int exit = Cli.run(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Out(exit, out.toString(StandardCharsets.UTF_8),
-        err.toString(StandardCharsets.UTF_8));
+    int exit =
+        Cli.run(
+            List.of(args),
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Out(
+        exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 
   @Test
   void badPid() throws Exception {
     Out o = run("attach", "abc");
     assertEquals(Verb.USAGE, o.exit());
-    assertEquals("gmp4j: bad pid \"abc\": want a process id (gmp4j list shows the JVMs)\n",
-        o.err());
+    assertEquals(
+        "gmp4j: bad pid \"abc\": want a process id (gmp4j list shows the JVMs)\n", o.err());
   }
 
   @Test

@@ -20,10 +20,19 @@ import org.junit.jupiter.api.Test;
  */
 class JfcFilesTest {
   /** The event names of the table; the runtime defines the classes. */
-  static final List<String> GMP4J_EVENTS = List.of("gmp4j.GoCreate", "gmp4j.GoRun",
-      "gmp4j.GoUnblock", "gmp4j.GoSyscall", "gmp4j.GoDestroy", "gmp4j.RunqSteal",
-      "gmp4j.PreemptRequest", "gmp4j.ProcHandoff", "gmp4j.ProcsChange", "gmp4j.ProcIdle",
-      "gmp4j.SchedStats");
+  static final List<String> GMP4J_EVENTS =
+      List.of(
+          "gmp4j.GoCreate",
+          "gmp4j.GoRun",
+          "gmp4j.GoUnblock",
+          "gmp4j.GoSyscall",
+          "gmp4j.GoDestroy",
+          "gmp4j.RunqSteal",
+          "gmp4j.PreemptRequest",
+          "gmp4j.ProcHandoff",
+          "gmp4j.ProcsChange",
+          "gmp4j.ProcIdle",
+          "gmp4j.SchedStats");
 
   private static Map<String, String> settings(String resource) throws Exception {
     try (InputStream in = JfcFilesTest.class.getResourceAsStream("/" + resource)) {
@@ -43,18 +52,20 @@ class JfcFilesTest {
     }
     assertTrue(differ.isEmpty(), resource + " differs from the JDK's default.jfc in " + differ);
     for (String key : ours.keySet()) {
-      assertTrue(jdk.containsKey(key) || key.startsWith("gmp4j."),
+      assertTrue(
+          jdk.containsKey(key) || key.startsWith("gmp4j."),
           resource + " sets " + key + ", which default.jfc does not");
     }
   }
 
   private static Map<String, String> gmp4j(Map<String, String> settings) {
     Map<String, String> out = new TreeMap<>();
-    settings.forEach((k, v) -> {
-      if (k.startsWith("gmp4j.")) {
-        out.put(k, v);
-      }
-    });
+    settings.forEach(
+        (k, v) -> {
+          if (k.startsWith("gmp4j.")) {
+            out.put(k, v);
+          }
+        });
     return out;
   }
 
@@ -73,15 +84,16 @@ class JfcFilesTest {
     Map<String, String> s = gmp4j(settings("gmp4j.jfc"));
     for (String event : GMP4J_EVENTS) {
       assertTrue(s.containsKey(event + "#enabled"), event + " missing in gmp4j.jfc: " + s);
-      assertTrue(event.equals("gmp4j.SchedStats") // periodic: no stack trace setting
-          || "false".equals(s.get(event + "#stackTrace")), event + ": " + s);
+      assertTrue(
+          event.equals("gmp4j.SchedStats") // periodic: no stack trace setting
+              || "false".equals(s.get(event + "#stackTrace")),
+          event + ": " + s);
     }
-    for (String on : List.of("SchedStats", "ProcsChange", "ProcHandoff", "GoRun",
-        "GoSyscall")) {
+    for (String on : List.of("SchedStats", "ProcsChange", "ProcHandoff", "GoRun", "GoSyscall")) {
       assertEquals("true", s.get("gmp4j." + on + "#enabled"), on);
     }
-    for (String off : List.of("GoCreate", "GoUnblock", "GoDestroy", "RunqSteal", "ProcIdle",
-        "PreemptRequest")) {
+    for (String off :
+        List.of("GoCreate", "GoUnblock", "GoDestroy", "RunqSteal", "ProcIdle", "PreemptRequest")) {
       assertEquals("false", s.get("gmp4j." + off + "#enabled"), off);
     }
     assertEquals("10 ms", s.get("gmp4j.GoRun#threshold"));
@@ -94,13 +106,15 @@ class JfcFilesTest {
     Map<String, String> s = gmp4j(settings("gmp4j-detail.jfc"));
     for (String event : GMP4J_EVENTS) {
       assertEquals("true", s.get(event + "#enabled"), event + ": " + s);
-      assertTrue(event.equals("gmp4j.SchedStats")
-          || "false".equals(s.get(event + "#stackTrace")), event + ": " + s);
+      assertTrue(
+          event.equals("gmp4j.SchedStats") || "false".equals(s.get(event + "#stackTrace")),
+          event + ": " + s);
     }
-    s.forEach((k, v) -> {
-      if (k.endsWith("#threshold")) {
-        assertEquals("0 ms", v, k);
-      }
-    });
+    s.forEach(
+        (k, v) -> {
+          if (k.endsWith("#threshold")) {
+            assertEquals("0 ms", v, k);
+          }
+        });
   }
 }

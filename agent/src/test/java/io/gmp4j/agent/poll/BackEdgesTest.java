@@ -75,15 +75,18 @@ class BackEdgesTest {
   private static BitSet methodsWithBackwardBranch(byte[] b) {
     boolean frameless = new ClassReader(b).readUnsignedShort(6) < Opcodes.V1_6;
     List<MethodPlan> plans = new ArrayList<>();
-    new ClassReader(b).accept(new ClassVisitor(Opcodes.ASM9) {
-      @Override
-      public MethodVisitor visitMethod(int access, String name, String desc, String sig,
-          String[] exceptions) {
-        MethodPlan plan = new MethodPlan(name, desc, false, frameless);
-        plans.add(plan);
-        return new LoopScanner(plan);
-      }
-    }, ClassReader.SKIP_DEBUG | ClassReader.EXPAND_FRAMES);
+    new ClassReader(b)
+        .accept(
+            new ClassVisitor(Opcodes.ASM9) {
+              @Override
+              public MethodVisitor visitMethod(
+                  int access, String name, String desc, String sig, String[] exceptions) {
+                MethodPlan plan = new MethodPlan(name, desc, false, frameless);
+                plans.add(plan);
+                return new LoopScanner(plan);
+              }
+            },
+            ClassReader.SKIP_DEBUG | ClassReader.EXPAND_FRAMES);
     BitSet out = new BitSet();
     for (int i = 0; i < plans.size(); i++) {
       if (plans.get(i).hasWork() || plans.get(i).leftAlone != null) {

@@ -56,8 +56,7 @@ public final class BrokenClasses {
           mv.visitInsn(Opcodes.ICONST_0);
           mv.visitVarInsn(Opcodes.ISTORE, 1);
           mv.visitLabel(head);
-          mv.visitFrame(
-              Opcodes.F_NEW, 2, new Object[] {Opcodes.INTEGER, Opcodes.INTEGER}, 0, null);
+          mv.visitFrame(Opcodes.F_NEW, 2, new Object[] {Opcodes.INTEGER, Opcodes.INTEGER}, 0, null);
           mv.visitIincInsn(0, -1);
           mv.visitVarInsn(Opcodes.ILOAD, 0);
           mv.visitJumpInsn(Opcodes.IFGT, head);
@@ -90,7 +89,8 @@ public final class BrokenClasses {
       String internalName, String desc, int maxStack, int maxLocals, Consumer<MethodVisitor> body) {
     ClassWriter cw = new ClassWriter(0);
     cw.visit(Opcodes.V17, Opcodes.ACC_PUBLIC, internalName, null, "java/lang/Object", null);
-    MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, "f", desc, null, null);
+    MethodVisitor mv =
+        cw.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, "f", desc, null, null);
     mv.visitCode();
     body.accept(mv);
     mv.visitMaxs(maxStack, maxLocals);

@@ -23,8 +23,8 @@ class CoverageTest {
    */
   static byte[] big(int version) {
     ClassWriter w = new ClassWriter(version >= Opcodes.V1_6 ? ClassWriter.COMPUTE_FRAMES : 0);
-    w.visit(version, Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER, "app/Big", null, "java/lang/Object",
-        null);
+    w.visit(
+        version, Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER, "app/Big", null, "java/lang/Object", null);
     countDown(w, "big", 65535 - 9 - 1); // 9 bytes of loop and return: 65534 as read
     countDown(w, "small", 0);
     w.visitEnd();
@@ -32,8 +32,8 @@ class CoverageTest {
   }
 
   private static void countDown(ClassWriter w, String name, int pad) {
-    MethodVisitor mv = w.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, name, "(I)I", null,
-        null);
+    MethodVisitor mv =
+        w.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, name, "(I)I", null, null);
     mv.visitCode();
     for (int i = 0; i < pad; i++) {
       mv.visitInsn(Opcodes.NOP);
@@ -60,7 +60,8 @@ class CoverageTest {
       assertEquals(1, injector.lastStats().backEdgePolls(), "only small polls");
       Method big = Disassembly.method(t, "big");
       assertEquals(0, big.polls());
-      assertEquals(Disassembly.method(orig, "big").insns().stream().map(i -> i.op()).toList(),
+      assertEquals(
+          Disassembly.method(orig, "big").insns().stream().map(i -> i.op()).toList(),
           big.insns().stream().map(i -> i.op()).toList());
       assertTrue(Disassembly.method(t, "small").everyCyclePolls());
       assertEquals(1, coverage.instrumented());
@@ -74,25 +75,35 @@ class CoverageTest {
   @Test
   void classWhoseOnlyLoopIsTooLargeIsCountedTooLarge() {
     ClassWriter w = new ClassWriter(ClassWriter.COMPUTE_FRAMES);
-    w.visit(Opcodes.V17, Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER, "app/Big", null,
-        "java/lang/Object", null);
+    w.visit(
+        Opcodes.V17,
+        Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER,
+        "app/Big",
+        null,
+        "java/lang/Object",
+        null);
     countDown(w, "big", 65535 - 9 - 1);
     w.visitEnd();
     Coverage coverage = new Coverage();
-    assertNull(new PollInjector(null, null, false, coverage)
-        .transform(null, "app/Big", w.toByteArray()));
+    assertNull(
+        new PollInjector(null, null, false, coverage).transform(null, "app/Big", w.toByteArray()));
     assertEquals(1, coverage.skipped(Coverage.Reason.TOO_LARGE));
     assertEquals(0, coverage.instrumented());
   }
 
   @Test
   void everyClassIsCountedOnceWithItsReasonPerLoaderAndPackage() {
-    Map<String, byte[]> classes = TestClasses.compile(Map.of(
-        "com.acme.Loops", "package com.acme; public class Loops {"
-            + " public static int f(int n) { int s = 0; while (s < n) s += 3; return s; } }",
-        "com.acme.Flat", "package com.acme; public class Flat { public int g() { return 1; } }",
-        "com.acme.gen.Gen", "package com.acme.gen; public class Gen {"
-            + " public static int f(int n) { int s = 0; while (s < n) s += 3; return s; } }"));
+    Map<String, byte[]> classes =
+        TestClasses.compile(
+            Map.of(
+                "com.acme.Loops",
+                    "package com.acme; public class Loops {"
+                        + " public static int f(int n) { int s = 0; while (s < n) s += 3; return s; } }",
+                "com.acme.Flat",
+                    "package com.acme; public class Flat { public int g() { return 1; } }",
+                "com.acme.gen.Gen",
+                    "package com.acme.gen; public class Gen {"
+                        + " public static int f(int n) { int s = 0; while (s < n) s += 3; return s; } }"));
     Coverage coverage = new Coverage();
     PollInjector injector = new PollInjector(null, "com.acme.gen.*", false, coverage);
     ClassLoader a = new TestClasses.Loader(Map.of());
@@ -101,30 +112,46 @@ class CoverageTest {
       classes.forEach((name, bytes) -> injector.transform(l, name, bytes));
     }
     assertNull(injector.transform(a, "java/lang/Whatever", new byte[0])); // refused: not counted
-    assertThrows(RuntimeException.class,
-        () -> injector.transform(a, "com/acme/Bad", new byte[] {1, 2, 3}));
+    assertThrows(
+        RuntimeException.class, () -> injector.transform(a, "com/acme/Bad", new byte[] {1, 2, 3}));
 
     assertEquals(2, coverage.instrumented());
     assertEquals(2, coverage.skipped(Coverage.Reason.NO_LOOPS));
     assertEquals(2, coverage.skipped(Coverage.Reason.EXCLUDED));
     assertEquals(1, coverage.skipped(Coverage.Reason.FAILED));
     assertEquals(5, coverage.skipped());
-    assertEquals("gmp4j: preemption polls: 2 classes instrumented, 5 left alone"
-        + " (2 excluded, 2 no loops, 1 failed) in 2 loaders", coverage.summaryLine());
+    assertEquals(
+        "gmp4j: preemption polls: 2 classes instrumented, 5 left alone"
+            + " (2 excluded, 2 no loops, 1 failed) in 2 loaders",
+        coverage.summaryLine());
     String table = coverage.table();
     String la = Coverage.loaderName(a);
     assertTrue(la.startsWith("poll-test@"), la);
     // One row per (loader, package): instrumented, then one column per reason in enum order.
-    assertTrue(table.lines().anyMatch(line -> line.split(" +").length == 9
-        && String.join(" ", line.split(" +")).equals(la + " com.acme 1 0 1 0 0 1 0")), table);
-    assertTrue(table.lines().anyMatch(line -> String.join(" ", line.split(" +"))
-        .equals(Coverage.loaderName(b) + " com.acme.gen 0 1 0 0 0 0 0")), table);
+    assertTrue(
+        table
+            .lines()
+            .anyMatch(
+                line ->
+                    line.split(" +").length == 9
+                        && String.join(" ", line.split(" +"))
+                            .equals(la + " com.acme 1 0 1 0 0 1 0")),
+        table);
+    assertTrue(
+        table
+            .lines()
+            .anyMatch(
+                line ->
+                    String.join(" ", line.split(" +"))
+                        .equals(Coverage.loaderName(b) + " com.acme.gen 0 1 0 0 0 0 0")),
+        table);
     assertTrue(table.contains("failed: com.acme.Bad (java.lang."), table);
   }
 
   @Test
   void frameCheckFailuresAreToldApart() {
-    assertEquals(Coverage.Reason.FRAME_CHECK_FAILED,
+    assertEquals(
+        Coverage.Reason.FRAME_CHECK_FAILED,
         Coverage.reasonOf(new FrameCheckException("app/X", "m(I)V", "bci 3", "bad")));
     assertEquals(Coverage.Reason.FAILED, Coverage.reasonOf(new IllegalStateException()));
     Coverage coverage = new Coverage();

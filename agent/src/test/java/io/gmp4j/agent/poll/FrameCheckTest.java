@@ -22,14 +22,28 @@ import org.junit.jupiter.api.Test;
  */
 class FrameCheckTest {
   /** One defect: the method body, its max stack and locals, and the checker's reason. */
-  private record Defect(String what, String desc, int maxStack, int maxLocals,
-      Consumer<MethodVisitor> body, String reason) {}
+  private record Defect(
+      String what,
+      String desc,
+      int maxStack,
+      int maxLocals,
+      Consumer<MethodVisitor> body,
+      String reason) {}
 
   private static final List<Defect> DEFECTS =
       List.of(
-          new Defect("a handler wants a local the try range dropped (issue 16)", "(I)I", 2, 2,
-              null, "locals[1] is top, not assignable to int in the frame of the handler at bci"),
-          new Defect("a branch carries a value its target's frame does not", "(I)I", 2, 1,
+          new Defect(
+              "a handler wants a local the try range dropped (issue 16)",
+              "(I)I",
+              2,
+              2,
+              null,
+              "locals[1] is top, not assignable to int in the frame of the handler at bci"),
+          new Defect(
+              "a branch carries a value its target's frame does not",
+              "(I)I",
+              2,
+              1,
               mv -> {
                 Label l = new Label();
                 mv.visitInsn(Opcodes.ICONST_0);
@@ -42,7 +56,11 @@ class FrameCheckTest {
                 mv.visitInsn(Opcodes.IRETURN);
               },
               "stack has 1 slots, the frame at the branch target bci 6 has 0"),
-          new Defect("a branch target has no frame", "(I)I", 1, 1,
+          new Defect(
+              "a branch target has no frame",
+              "(I)I",
+              1,
+              1,
               mv -> {
                 Label l = new Label();
                 mv.visitVarInsn(Opcodes.ILOAD, 0);
@@ -54,13 +72,21 @@ class FrameCheckTest {
                 mv.visitInsn(Opcodes.IRETURN);
               },
               "no frame at the branch target"),
-          new Defect("a load of a local that is top", "(I)I", 1, 2,
+          new Defect(
+              "a load of a local that is top",
+              "(I)I",
+              1,
+              2,
               mv -> {
                 mv.visitVarInsn(Opcodes.ILOAD, 1);
                 mv.visitInsn(Opcodes.IRETURN);
               },
               "load of local 1 as int, which is top"),
-          new Defect("a POP splits a long", "(I)I", 2, 1,
+          new Defect(
+              "a POP splits a long",
+              "(I)I",
+              2,
+              1,
               mv -> {
                 mv.visitInsn(Opcodes.LCONST_0);
                 mv.visitInsn(Opcodes.POP);
@@ -69,7 +95,11 @@ class FrameCheckTest {
                 mv.visitInsn(Opcodes.IRETURN);
               },
               "splits a long"),
-          new Defect("an int where the frame wants a float", "(I)I", 1, 2,
+          new Defect(
+              "an int where the frame wants a float",
+              "(I)I",
+              1,
+              2,
               mv -> {
                 Label l = new Label();
                 mv.visitInsn(Opcodes.ICONST_0);
@@ -82,7 +112,11 @@ class FrameCheckTest {
                 mv.visitInsn(Opcodes.IRETURN);
               },
               "locals[1] is int, not assignable to float"),
-          new Defect("a new local beyond max_locals", "(I)I", 1, 1,
+          new Defect(
+              "a new local beyond max_locals",
+              "(I)I",
+              1,
+              1,
               mv -> {
                 mv.visitInsn(Opcodes.ICONST_1);
                 mv.visitVarInsn(Opcodes.ISTORE, 1);
@@ -90,7 +124,11 @@ class FrameCheckTest {
                 mv.visitInsn(Opcodes.IRETURN);
               },
               "local 1 is beyond max_locals 1"),
-          new Defect("a push beyond max_stack", "(I)I", 1, 1,
+          new Defect(
+              "a push beyond max_stack",
+              "(I)I",
+              1,
+              1,
               mv -> {
                 mv.visitInsn(Opcodes.ICONST_0);
                 mv.visitInsn(Opcodes.ICONST_1);
@@ -98,21 +136,34 @@ class FrameCheckTest {
                 mv.visitInsn(Opcodes.IRETURN);
               },
               "stack overflow: max_stack 1"),
-          new Defect("a null where an int is due", "(I)I", 1, 1,
+          new Defect(
+              "a null where an int is due",
+              "(I)I",
+              1,
+              1,
               mv -> {
                 mv.visitInsn(Opcodes.ACONST_NULL);
                 mv.visitInsn(Opcodes.IRETURN);
               },
               "expects int on the stack, has null"),
-          new Defect("an uninitialized object returned", "()Ljava/lang/Object;", 1, 0,
+          new Defect(
+              "an uninitialized object returned",
+              "()Ljava/lang/Object;",
+              1,
+              0,
               mv -> {
                 mv.visitTypeInsn(Opcodes.NEW, "java/lang/Object");
                 mv.visitInsn(Opcodes.ARETURN);
               },
               "expects an initialized reference on the stack, has uninitialized"),
-          new Defect("code falls through into nothing after a poll-like call", "(I)V", 0, 1,
-              mv -> mv.visitMethodInsn(
-                  Opcodes.INVOKESTATIC, "java/lang/Thread", "yield", "()V", false),
+          new Defect(
+              "code falls through into nothing after a poll-like call",
+              "(I)V",
+              0,
+              1,
+              mv ->
+                  mv.visitMethodInsn(
+                      Opcodes.INVOKESTATIC, "java/lang/Thread", "yield", "()V", false),
               "falls off the end of the code"));
 
   private static byte[] classOf(Defect d, String name) {
@@ -128,16 +179,21 @@ class FrameCheckTest {
       String name = "app/Broken" + i++;
       byte[] bytes = classOf(d, name);
       FrameCheckException e =
-          assertThrows(FrameCheckException.class, () -> FrameCheck.check(bytes, allMethods(bytes)),
+          assertThrows(
+              FrameCheckException.class,
+              () -> FrameCheck.check(bytes, allMethods(bytes)),
               d.what());
       assertTrue(e.getMessage().contains(d.reason()), d.what() + ": " + e.getMessage());
-      assertTrue(e.getMessage().startsWith("frame check failed in " + name + "." + "f"
-          + d.desc() + " at "), e.getMessage());
+      assertTrue(
+          e.getMessage()
+              .startsWith("frame check failed in " + name + "." + "f" + d.desc() + " at "),
+          e.getMessage());
       assertEquals(name, e.className());
       assertEquals("f" + d.desc(), e.method());
       // The JVM agrees, so the defect is real and the checker's rule is the verifier's.
       ClassLoader loader = new TestClasses.Loader(Map.of(name, bytes));
-      assertThrows(VerifyError.class,
+      assertThrows(
+          VerifyError.class,
           () -> Class.forName(name.replace('/', '.'), false, loader).getDeclaredMethods(),
           d.what());
     }
@@ -148,13 +204,14 @@ class FrameCheckTest {
     byte[] bytes = BrokenClasses.handlerWantsLocal("app/Shape16", Opcodes.TOP);
     FrameCheckException e =
         assertThrows(FrameCheckException.class, () -> FrameCheck.check(bytes, Set.of("f(I)I")));
-    assertEquals("frame check failed in app/Shape16.f(I)I at bci 13: locals[1] is top, not"
-        + " assignable to int in the frame of the handler at bci 15", e.getMessage());
+    assertEquals(
+        "frame check failed in app/Shape16.f(I)I at bci 13: locals[1] is top, not"
+            + " assignable to int in the frame of the handler at bci 15",
+        e.getMessage());
     byte[] fixed = BrokenClasses.handlerWantsLocal("app/Shape16", Opcodes.INTEGER);
     FrameCheck.check(fixed, Set.of("f(I)I"));
     ClassLoader loader = new TestClasses.Loader(Map.of("app/Shape16", fixed));
-    assertEquals(
-        0, PollInjectorTest.call(loader, "app.Shape16", "f", 5)); // n counts down to 0
+    assertEquals(0, PollInjectorTest.call(loader, "app.Shape16", "f", 5)); // n counts down to 0
   }
 
   @Test
@@ -166,7 +223,8 @@ class FrameCheckTest {
     assertNotNull(new PollInjector(null, null, false).transform(null, "app/Shape16", bytes));
     PollInjector checked = BrokenClasses.injectorCheckingEveryMethod();
     FrameCheckException e =
-        assertThrows(FrameCheckException.class, () -> checked.transform(null, "app/Shape16", bytes));
+        assertThrows(
+            FrameCheckException.class, () -> checked.transform(null, "app/Shape16", bytes));
     assertEquals("app/Shape16", e.className());
     assertEquals("f(I)I", e.method());
     assertTrue(checked.lastStats().isEmpty(), "stats of a class left alone");

@@ -223,22 +223,27 @@ class HandlerFrameTest {
     Method next = c.getMethod("getNextToken");
     Method text = c.getMethod("getCurrentTokenSource");
     List<String> out = new ArrayList<>();
-    int eof = Class.forName("org.eclipse.jdt.internal.compiler.parser.TerminalTokens", false, loader)
-        .getField("TokenNameEOF")
-        .getInt(null);
+    int eof =
+        Class.forName("org.eclipse.jdt.internal.compiler.parser.TerminalTokens", false, loader)
+            .getField("TokenNameEOF")
+            .getInt(null);
     for (int tok = (int) next.invoke(scanner); tok != eof; tok = (int) next.invoke(scanner)) {
       out.add(tok + ":" + new String((char[]) text.invoke(scanner)));
     }
     // jumpOverMethodBody, the method that failed verification: skip a body from its '{'.
-    c.getMethod("setSource", char[].class).invoke(scanner, (Object) "{ a(); /* } */ { } } x".toCharArray());
+    c.getMethod("setSource", char[].class)
+        .invoke(scanner, (Object) "{ a(); /* } */ { } } x".toCharArray());
     next.invoke(scanner);
     c.getMethod("jumpOverMethodBody").invoke(scanner);
-    out.add("after jump: " + next.invoke(scanner) + ":" + new String((char[]) text.invoke(scanner)));
+    out.add(
+        "after jump: " + next.invoke(scanner) + ":" + new String((char[]) text.invoke(scanner)));
     return out;
   }
 
   /** A Java source with comments, strings, text blocks and nested bodies: this test's own. */
   private static String javaSource() {
-    return PollInjectorTest.SHAPES + TRY_LOOP_SOURCE + "class Z { String s = \"\"\"\n  x\n  \"\"\"; }";
+    return PollInjectorTest.SHAPES
+        + TRY_LOOP_SOURCE
+        + "class Z { String s = \"\"\"\n  x\n  \"\"\"; }";
   }
 }

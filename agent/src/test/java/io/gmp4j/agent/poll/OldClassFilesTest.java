@@ -137,7 +137,8 @@ class OldClassFilesTest {
     Class<?> c = Class.forName(cls, true, new TestClasses.Loader(classes));
     List<Object> out = new ArrayList<>();
     java.lang.reflect.Method[] methods = c.getDeclaredMethods();
-    java.util.Arrays.sort(methods, java.util.Comparator.comparing(java.lang.reflect.Method::getName));
+    java.util.Arrays.sort(
+        methods, java.util.Comparator.comparing(java.lang.reflect.Method::getName));
     for (java.lang.reflect.Method m : methods) {
       if (java.lang.reflect.Modifier.isPublic(m.getModifiers()) && m.getParameterCount() == 1) {
         for (int n : INPUTS) {
@@ -230,8 +231,10 @@ class OldClassFilesTest {
       assertEquals(1, coverage.instrumented());
       for (String m : List.of("jsrLoop(I)I", "finallyLoop(I)I")) {
         if (v < 50) {
-          assertTrue(after.get(m).insns().stream()
-              .noneMatch(i -> i.op() == Opcodes.JSR || i.op() == Opcodes.RET), m + " " + v);
+          assertTrue(
+              after.get(m).insns().stream()
+                  .noneMatch(i -> i.op() == Opcodes.JSR || i.op() == Opcodes.RET),
+              m + " " + v);
           assertTrue(after.get(m).polls() > 0 && after.get(m).everyCyclePolls(), m + " " + v);
         } else {
           assertEquals(before.get(m).insns().size(), after.get(m).insns().size(), m);
@@ -240,8 +243,9 @@ class OldClassFilesTest {
         }
       }
       if (v < 50) {
-        assertTrue(coverage.table().contains("left alone (too large, old version, failed):\n"
-            + "  none"), coverage.table());
+        assertTrue(
+            coverage.table().contains("left alone (too large, old version, failed):\n" + "  none"),
+            coverage.table());
       }
       assertEquals(
           results(Map.of("old/Hand", original), "old.Hand"),
@@ -256,7 +260,8 @@ class OldClassFilesTest {
     assertNotNull(polled);
     assertEquals(1, coverage.instrumented());
     assertEquals(0, coverage.skipped(Coverage.Reason.OLD_VERSION));
-    assertEquals(results(Map.of("old/Jsr", onlyJsr), "old.Jsr"),
+    assertEquals(
+        results(Map.of("old/Jsr", onlyJsr), "old.Jsr"),
         results(Map.of("old/Jsr", polled), "old.Jsr"));
   }
 
@@ -271,9 +276,15 @@ class OldClassFilesTest {
     assertNull(new PollInjector(null, null, false, coverage).transform(null, "old/Big", original));
     assertEquals(1, coverage.skipped(Coverage.Reason.OLD_VERSION));
     assertTrue(coverage.table().contains("old version: old.Big.big(I)I"), coverage.table());
-    assertEquals(List.of("big(0) = 0", "big(1) = 33000", "big(7) = 231000", "big(300) = 9900000",
-        "big(4097) = 135201000", "big(9000) = 297000000"), results(Map.of("old/Big", original),
-        "old.Big"));
+    assertEquals(
+        List.of(
+            "big(0) = 0",
+            "big(1) = 33000",
+            "big(7) = 231000",
+            "big(300) = 9900000",
+            "big(4097) = 135201000",
+            "big(9000) = 297000000"),
+        results(Map.of("old/Big", original), "old.Big"));
   }
 
   /**
@@ -349,7 +360,8 @@ class OldClassFilesTest {
   }
 
   private static Object product(ClassLoader loader, double[][] a) throws Exception {
-    Class<?> m = Class.forName("org.apache.commons.math3.linear.Array2DRowRealMatrix", true, loader);
+    Class<?> m =
+        Class.forName("org.apache.commons.math3.linear.Array2DRowRealMatrix", true, loader);
     Object x = m.getConstructor(double[][].class).newInstance((Object) a);
     Object p = m.getMethod("multiply", m).invoke(x, x);
     return m.getMethod("getData").invoke(p);
@@ -358,10 +370,16 @@ class OldClassFilesTest {
   /** {@code public static Object bad(int n) { return n; }} without the boxing: never verifies. */
   static byte[] broken(int major) {
     ClassWriter w = new ClassWriter(0);
-    w.visit(asmVersion(major), Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER, "old/Broken", null,
-        "java/lang/Object", null);
-    MethodVisitor mv = w.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, "bad",
-        "(I)Ljava/lang/Object;", null, null);
+    w.visit(
+        asmVersion(major),
+        Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER,
+        "old/Broken",
+        null,
+        "java/lang/Object",
+        null);
+    MethodVisitor mv =
+        w.visitMethod(
+            Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, "bad", "(I)Ljava/lang/Object;", null, null);
     mv.visitCode();
     mv.visitVarInsn(Opcodes.ILOAD, 0);
     mv.visitInsn(Opcodes.ARETURN);
@@ -379,10 +397,16 @@ class OldClassFilesTest {
    */
   static byte[] hand(int major, boolean jsr) {
     ClassWriter w = new ClassWriter(major >= 50 && !jsr ? ClassWriter.COMPUTE_FRAMES : 0);
-    w.visit(asmVersion(major), Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER, "old/Hand", null,
-        "java/lang/Object", null);
-    MethodVisitor mv = w.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, "stackUnderLoop",
-        "(I)I", null, null);
+    w.visit(
+        asmVersion(major),
+        Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER,
+        "old/Hand",
+        null,
+        "java/lang/Object",
+        null);
+    MethodVisitor mv =
+        w.visitMethod(
+            Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, "stackUnderLoop", "(I)I", null, null);
     mv.visitCode();
     mv.visitInsn(Opcodes.ICONST_0);
     mv.visitVarInsn(Opcodes.ISTORE, 2); // s
@@ -415,8 +439,13 @@ class OldClassFilesTest {
   /** A version-48 class {@code old.Jsr} with {@code jsrLoop} only. */
   static byte[] jsrOnly() {
     ClassWriter w = new ClassWriter(0);
-    w.visit(Opcodes.V1_4, Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER, "old/Jsr", null,
-        "java/lang/Object", null);
+    w.visit(
+        Opcodes.V1_4,
+        Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER,
+        "old/Jsr",
+        null,
+        "java/lang/Object",
+        null);
     jsrLoop(w);
     w.visitEnd();
     return w.toByteArray();
@@ -429,8 +458,13 @@ class OldClassFilesTest {
    */
   static byte[] bigSubroutine() {
     ClassWriter w = new ClassWriter(0);
-    w.visit(Opcodes.V1_4, Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER, "old/Big", null,
-        "java/lang/Object", null);
+    w.visit(
+        Opcodes.V1_4,
+        Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER,
+        "old/Big",
+        null,
+        "java/lang/Object",
+        null);
     MethodVisitor mv =
         w.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, "big", "(I)I", null, null);
     mv.visitCode();

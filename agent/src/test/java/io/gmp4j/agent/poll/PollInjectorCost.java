@@ -54,10 +54,20 @@ final class PollInjectorCost {
               + "  without check: %7.1f ms a pass, %6.1f us a class, %7.0f classes/s%n"
               + "  with check:    %7.1f ms a pass, %6.1f us a class, %7.0f classes/s%n"
               + "  check: +%.1f ms a pass (+%.0f%%), %.1f us a class, %.1f us a rewritten class%n",
-          Path.of(jar).getFileName(), n, rewritten, failed,
-          a / 1e6, a / 1e3 / n, n / (a / 1e9),
-          b / 1e6, b / 1e3 / n, n / (b / 1e9),
-          (b - a) / 1e6, 100.0 * (b - a) / a, (b - a) / 1e3 / n, (b - a) / 1e3 / rewritten);
+          Path.of(jar).getFileName(),
+          n,
+          rewritten,
+          failed,
+          a / 1e6,
+          a / 1e3 / n,
+          n / (a / 1e9),
+          b / 1e6,
+          b / 1e3 / n,
+          n / (b / 1e9),
+          (b - a) / 1e6,
+          100.0 * (b - a) / a,
+          (b - a) / 1e3 / n,
+          (b - a) / 1e3 / rewritten);
     }
   }
 

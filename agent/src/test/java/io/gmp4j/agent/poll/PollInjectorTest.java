@@ -308,10 +308,10 @@ class PollInjectorTest {
       body.append("a = a + b; b = a - b;\n"); // ILOAD ILOAD IADD ISTORE, ILOAD ILOAD ISUB ISTORE
     }
     body.append("for (int i = 0; i < n; i++) { s += a ^ i; }\nreturn s + b + z;\n");
-    String src = "package app; public class Long { public static int f(int n) {\n" + body
-        + "} }";
+    String src = "package app; public class Long { public static int f(int n) {\n" + body + "} }";
     Map<String, byte[]> orig = TestClasses.compile(Map.of("app.Long", src));
-    byte[] t = new PollInjector(null, null, false).transform(null, "app/Long", orig.get("app/Long"));
+    byte[] t =
+        new PollInjector(null, null, false).transform(null, "app/Long", orig.get("app/Long"));
     assertNotNull(t);
     Object want = call(new TestClasses.Loader(orig), "app.Long", "f", 100);
     assertEquals(want, call(new TestClasses.Loader(Map.of("app/Long", t)), "app.Long", "f", 100));
@@ -324,13 +324,14 @@ class PollInjectorTest {
    */
   @Test
   void typeAnnotationInCodeTakesTheTwoPasses() throws Exception {
-    String src = "package app; import java.lang.annotation.*;\n"
-        + "public class Annotated {\n"
-        + "  @Target(ElementType.TYPE_USE) @interface N {}\n"
-        + "  public static int f(int n) {\n"
-        + "    @N Object o = Integer.valueOf(n); int s = 0;\n"
-        + "    while (s < n * 3) { s += ((@N Integer) o).intValue() > 0 ? 2 : 1; }\n"
-        + "    return s; } }";
+    String src =
+        "package app; import java.lang.annotation.*;\n"
+            + "public class Annotated {\n"
+            + "  @Target(ElementType.TYPE_USE) @interface N {}\n"
+            + "  public static int f(int n) {\n"
+            + "    @N Object o = Integer.valueOf(n); int s = 0;\n"
+            + "    while (s < n * 3) { s += ((@N Integer) o).intValue() > 0 ? 2 : 1; }\n"
+            + "    return s; } }";
     Map<String, byte[]> orig = TestClasses.compile(Map.of("app.Annotated", src));
     PollInjector injector = new PollInjector(null, null, false);
     byte[] t = injector.transform(null, "app/Annotated", orig.get("app/Annotated"));
@@ -339,7 +340,8 @@ class PollInjectorTest {
     assertEveryCyclePolls(Disassembly.method(t, "f"));
     Map<String, byte[]> rewritten = new java.util.HashMap<>(orig);
     rewritten.put("app/Annotated", t);
-    assertEquals(call(new TestClasses.Loader(orig), "app.Annotated", "f", 7),
+    assertEquals(
+        call(new TestClasses.Loader(orig), "app.Annotated", "f", 7),
         call(new TestClasses.Loader(rewritten), "app.Annotated", "f", 7));
   }
 
@@ -758,15 +760,23 @@ class PollInjectorTest {
       assertSame("app.Kernels", before, after, "downSum", 2500, -2500);
       assertSame("app.Kernels", before, after, "downIncl3", min + 3 + 3 * 1025 + 1, min + 3);
       int span3 = 3 * PollEmitter.STRIP;
-      assertSame("app.Kernels", before, after, "downIncl3", min + 3 + span3, min + 3); // 1 strip + 1
+      assertSame(
+          "app.Kernels", before, after, "downIncl3", min + 3 + span3, min + 3); // 1 strip + 1
       assertSame("app.Kernels", before, after, "downIncl3", min + 2 + span3, min + 3);
       assertSame("app.Kernels", before, after, "downIncl3", max, max - span3 - 3);
       assertSame("app.Kernels", before, after, "downIncl3", max, max - 3 * 1024);
       assertSame("app.Kernels", before, after, "downIncl3", 5, 5); // one trip
       assertSame("app.Kernels", before, after, "downIncl3", 4, 5); // zero trips
-      assertSame("app.Kernels", before, after, "downStep30000", max, min + 30000); // i - to overflows int
+      assertSame(
+          "app.Kernels", before, after, "downStep30000", max, min + 30000); // i - to overflows int
       assertSame("app.Kernels", before, after, "downStep30000", max, max - 30000 * 1025);
-      assertSame("app.Kernels", before, after, "downStep30000", max, max - 30000 * (PollEmitter.STRIP + 1));
+      assertSame(
+          "app.Kernels",
+          before,
+          after,
+          "downStep30000",
+          max,
+          max - 30000 * (PollEmitter.STRIP + 1));
       assertSame("app.Kernels", before, after, "upToZero", min);
       assertSame("app.Kernels", before, after, "downToZero", max);
       assertSame("other.Skipped", before, after, "loop", 100);

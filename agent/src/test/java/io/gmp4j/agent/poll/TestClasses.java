@@ -93,7 +93,9 @@ final class TestClasses {
     try (ZipFile zip = new ZipFile(jar.toFile())) {
       for (ZipEntry e : Collections.list(zip.entries())) {
         String n = e.getName();
-        if (n.endsWith(".class") && !n.startsWith("META-INF/") && !n.endsWith("module-info.class")) {
+        if (n.endsWith(".class")
+            && !n.startsWith("META-INF/")
+            && !n.endsWith("module-info.class")) {
           try (InputStream in = zip.getInputStream(e)) {
             out.put(n.substring(0, n.length() - ".class".length()), in.readAllBytes());
           }

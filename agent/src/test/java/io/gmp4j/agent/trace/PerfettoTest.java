@@ -41,8 +41,8 @@ class PerfettoTest {
   @Test
   void traceFollowsTheFormatWithOneLanePerP() throws Exception {
     Path out = fixture.dir.resolve("trace.json");
-    TraceCommandTest.Run r = TraceCommandTest.trace("perfetto", fixture.rec.toString(), "-o",
-        out.toString());
+    TraceCommandTest.Run r =
+        TraceCommandTest.trace("perfetto", fixture.rec.toString(), "-o", out.toString());
     assertEquals(0, r.exit(), r.toString());
     assertEquals("wrote " + out + " (" + Files.size(out) + " bytes)\n", r.out());
     List<RecordedEvent> events = RecordingFile.readAllEvents(fixture.rec);
@@ -70,8 +70,9 @@ class PerfettoTest {
 
   @Test
   void splitsIntoWholeTracesPastTheLimit() throws Exception {
-    TraceData d = new TraceReader(new PrintStream(PrintStream.nullOutputStream()),
-        TraceReader.PROGRESS_BYTES).read(fixture.rec);
+    TraceData d =
+        new TraceReader(new PrintStream(PrintStream.nullOutputStream()), TraceReader.PROGRESS_BYTES)
+            .read(fixture.rec);
     Path out = fixture.dir.resolve("split.json");
     List<Path> parts = new Perfetto(d, 60_000).write(out);
     assertTrue(parts.size() >= 3, parts.toString());
@@ -121,13 +122,13 @@ class PerfettoTest {
           assertTrue(e.get("ts").isNumber() && e.get("dur").isNumber(), e.toString());
           assertTrue(e.get("dur").asDouble() >= 0, e.toString());
           counts.merge(e.get("cat").asText(), 1L, Long::sum);
-          byLane.computeIfAbsent(e.get("pid").asInt() + "/" + e.get("tid").asInt(),
-              k -> new ArrayList<>()).add(new long[] {ns(e.get("ts")),
-                  ns(e.get("ts")) + ns(e.get("dur"))});
+          byLane
+              .computeIfAbsent(
+                  e.get("pid").asInt() + "/" + e.get("tid").asInt(), k -> new ArrayList<>())
+              .add(new long[] {ns(e.get("ts")), ns(e.get("ts")) + ns(e.get("dur"))});
         }
         case "i" -> {
-          assertTrue(e.hasNonNull("ts") && e.hasNonNull("pid") && e.hasNonNull("s"),
-              e.toString());
+          assertTrue(e.hasNonNull("ts") && e.hasNonNull("pid") && e.hasNonNull("s"), e.toString());
           counts.merge("i:" + e.get("cat").asText(), 1L, Long::sum);
         }
         case "C" -> {
@@ -155,8 +156,7 @@ class PerfettoTest {
     }
     for (var lane : byLane.entrySet()) {
       List<long[]> s = lane.getValue();
-      s.sort(Comparator.comparingLong((long[] a) -> a[0])
-          .thenComparingLong((long[] a) -> -a[1]));
+      s.sort(Comparator.comparingLong((long[] a) -> a[0]).thenComparingLong((long[] a) -> -a[1]));
       // a stack of open slices: each next slice must end inside the innermost open one
       List<long[]> open = new ArrayList<>();
       for (long[] x : s) {
@@ -164,8 +164,18 @@ class PerfettoTest {
           open.remove(open.size() - 1);
         }
         if (!open.isEmpty() && x[1] > open.get(open.size() - 1)[1]) {
-          fail("lane " + lane.getKey() + ": slice [" + x[0] + ", " + x[1] + "] partly overlaps ["
-              + open.get(open.size() - 1)[0] + ", " + open.get(open.size() - 1)[1] + "]");
+          fail(
+              "lane "
+                  + lane.getKey()
+                  + ": slice ["
+                  + x[0]
+                  + ", "
+                  + x[1]
+                  + "] partly overlaps ["
+                  + open.get(open.size() - 1)[0]
+                  + ", "
+                  + open.get(open.size() - 1)[1]
+                  + "]");
         }
         open.add(x);
       }

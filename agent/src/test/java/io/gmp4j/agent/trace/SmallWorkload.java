@@ -19,35 +19,53 @@ public final class SmallWorkload {
   public static void main(String[] args) throws Exception {
     Thread.sleep(1_200); // gmp4j's enabled bits follow the recording within a sysmon second
     int procs = Gmp.gomaxprocs();
-    Thread ticker = Gmp.ofVirtual().name("ticker").start(() -> {
-      while (!stop) {
-        sleep(1);
-      }
-    });
+    Thread ticker =
+        Gmp.ofVirtual()
+            .name("ticker")
+            .start(
+                () -> {
+                  while (!stop) {
+                    sleep(1);
+                  }
+                });
     List<Thread> all = new ArrayList<>();
     SynchronousQueue<Integer> ping = new SynchronousQueue<>();
     SynchronousQueue<Integer> pong = new SynchronousQueue<>();
-    all.add(Gmp.ofVirtual().name("ping").start(() -> {
-      for (int i = 0; i < 200; i++) {
-        put(ping, i);
-        take(pong);
-      }
-    }));
-    all.add(Gmp.ofVirtual().name("pong").start(() -> {
-      for (int i = 0; i < 200; i++) {
-        put(pong, take(ping));
-      }
-    }));
+    all.add(
+        Gmp.ofVirtual()
+            .name("ping")
+            .start(
+                () -> {
+                  for (int i = 0; i < 200; i++) {
+                    put(ping, i);
+                    take(pong);
+                  }
+                }));
+    all.add(
+        Gmp.ofVirtual()
+            .name("pong")
+            .start(
+                () -> {
+                  for (int i = 0; i < 200; i++) {
+                    put(pong, take(ping));
+                  }
+                }));
     for (int i = 0; i < 3; i++) {
-      all.add(Gmp.ofVirtual().name("syscall" + i).start(() -> {
-        try {
-          // a call that keeps its carrier for 40 ms, as a long JNI call does: sysmon hands
-          // its P off after 20 ms (Thread.sleep would park, and leave the syscall at once)
-          Gmp.syscall(() -> spinFor(40));
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
-        }
-      }));
+      all.add(
+          Gmp.ofVirtual()
+              .name("syscall" + i)
+              .start(
+                  () -> {
+                    try {
+                      // a call that keeps its carrier for 40 ms, as a long JNI call does: sysmon
+                      // hands
+                      // its P off after 20 ms (Thread.sleep would park, and leave the syscall at
+                      // once)
+                      Gmp.syscall(() -> spinFor(40));
+                    } catch (Exception e) {
+                      throw new IllegalStateException(e);
+                    }
+                  }));
     }
     for (int i = 0; i < 50; i++) {
       all.add(Gmp.ofVirtual().start(() -> sink += spinFor(0)));
@@ -56,11 +74,15 @@ public final class SmallWorkload {
     Thread hog = Gmp.ofVirtual().name("hog").start(() -> sink += spinFor(300));
     hog.join();
     Gmp.ofVirtual().start(() -> Gmp.gomaxprocs(1)).join();
-    Thread sleeper = Gmp.ofVirtual().name("sleeper").start(() -> {
-      for (int i = 0; i < 5; i++) {
-        sleep(2);
-      }
-    });
+    Thread sleeper =
+        Gmp.ofVirtual()
+            .name("sleeper")
+            .start(
+                () -> {
+                  for (int i = 0; i < 5; i++) {
+                    sleep(2);
+                  }
+                });
     sleeper.join();
     Gmp.ofVirtual().start(() -> Gmp.gomaxprocs(procs)).join();
     stop = true;

@@ -53,8 +53,8 @@ class TraceCommandTest {
         PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
       exit = TraceCommand.run(Arrays.asList(args), o, e);
     }
-    return new Run(exit, out.toString(StandardCharsets.UTF_8),
-        err.toString(StandardCharsets.UTF_8));
+    return new Run(
+        exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 
   private static List<RecordedEvent> of(String type) {
@@ -92,8 +92,7 @@ class TraceCommandTest {
     // the marked calls show as syscall time, most of their 40 ms each, and lose their P
     JsonNode sys = group(j, "syscallN");
     assertEquals(3, sys.get("goroutines").asInt(), r.out());
-    long syscallNs = of("gmp4j.GoSyscall").stream()
-        .mapToLong(e -> e.getDuration().toNanos()).sum();
+    long syscallNs = of("gmp4j.GoSyscall").stream().mapToLong(e -> e.getDuration().toNanos()).sum();
     long syscallGroups = 0;
     for (JsonNode g : j.get("groups")) {
       syscallGroups += g.get("syscallNs").get("sum").asLong();
@@ -106,14 +105,15 @@ class TraceCommandTest {
     // every event count that the summary gives is the file's own
     assertEquals(of("gmp4j.ProcHandoff").size(), j.get("events").get("handoffs").asLong());
     assertEquals(of("gmp4j.RunqSteal").size(), j.get("events").get("steals").asLong());
-    assertEquals(of("gmp4j.RunqSteal").stream().mapToLong(e -> e.getInt("count")).sum(),
+    assertEquals(
+        of("gmp4j.RunqSteal").stream().mapToLong(e -> e.getInt("count")).sum(),
         j.get("events").get("stolenGoroutines").asLong());
     assertEquals(2, j.get("events").get("gomaxprocsChanges").asInt());
     assertEquals("2 -> 1 -> 2", j.get("gomaxprocs").asText());
     assertEquals(2, j.get("procs").size(), "one entry per P");
     // the latency distribution is of the runs' own schedLatency fields
-    long[] lat = runs.stream().mapToLong(e -> e.getDuration("schedLatency").toNanos()).sorted()
-        .toArray();
+    long[] lat =
+        runs.stream().mapToLong(e -> e.getDuration("schedLatency").toNanos()).sorted().toArray();
     assertEquals(lat[lat.length - 1], j.get("schedLatency").get("allNs").get("max").asLong());
     long histogram = 0;
     for (JsonNode b : j.get("schedLatency").get("histogram")) {
@@ -140,43 +140,74 @@ class TraceCommandTest {
     Run r = trace("summary", fixture.rec.toString());
     assertEquals(0, r.exit(), r.toString());
     System.out.println("TraceCommandTest: gmp4j trace summary\n" + r.out());
-    for (String s : List.of("Goroutine groups", "Top runners", "Scheduler latency",
-        "by source", "worst waits", "Scheduler events", "Proc 0", "Proc 1",
-        "Goroutines that ignored preemption")) {
+    for (String s :
+        List.of(
+            "Goroutine groups",
+            "Top runners",
+            "Scheduler latency",
+            "by source",
+            "worst waits",
+            "Scheduler events",
+            "Proc 0",
+            "Proc 1",
+            "Goroutines that ignored preemption")) {
       assertTrue(r.out().contains(s), s + " missing:\n" + r.out());
     }
-    assertTrue(r.out().lines().anyMatch(l -> l.matches("  G\\d+ +hog +run .* off-P, .*")),
-        r.out());
+    assertTrue(r.out().lines().anyMatch(l -> l.matches("  G\\d+ +hog +run .* off-P, .*")), r.out());
     assertEquals("", r.err());
   }
 
   @Test
   void checkPassesAboveTheMeasuredValuesAndFailsBelowNamingTheLimit() throws Exception {
-    JsonNode j = new ObjectMapper().readTree(trace("summary", fixture.rec.toString(), "--json")
-        .out());
+    JsonNode j =
+        new ObjectMapper().readTree(trace("summary", fixture.rec.toString(), "--json").out());
     long p99 = j.get("schedLatency").get("allNs").get("p99").asLong();
     long max = j.get("schedLatency").get("allNs").get("max").asLong();
     long handoffs = j.get("events").get("handoffs").asLong();
     double ratio = j.get("events").get("stealRatioPercent").asDouble();
     assertTrue(handoffs >= 1, "the syscalls at least should lose their P: " + j.get("events"));
-    Run ok = trace("check", fixture.rec.toString(),
-        "--max-sched-latency", "p99=" + (p99 / 1000 + 1) + "us,max=" + (max / 1000 + 1) + "us",
-        "--max-steal-ratio", (Math.ceil(ratio) + 1) + "%", "--max-handoffs", "" + handoffs,
-        "--min-schedulings", "10");
+    Run ok =
+        trace(
+            "check",
+            fixture.rec.toString(),
+            "--max-sched-latency",
+            "p99=" + (p99 / 1000 + 1) + "us,max=" + (max / 1000 + 1) + "us",
+            "--max-steal-ratio",
+            (Math.ceil(ratio) + 1) + "%",
+            "--max-handoffs",
+            "" + handoffs,
+            "--min-schedulings",
+            "10");
     assertEquals(0, ok.exit(), ok.toString());
     assertTrue(ok.out().contains("ok    sched-latency p99"), ok.toString());
     assertEquals("", ok.err(), ok.toString());
 
-    Run bad = trace("check", fixture.rec.toString(), "--max-sched-latency",
-        "p99=" + Math.max(0, p99 / 1000 - 1) + "us", "--max-handoffs=" + (handoffs - 1),
-        "--max-steal-ratio", "100%");
+    Run bad =
+        trace(
+            "check",
+            fixture.rec.toString(),
+            "--max-sched-latency",
+            "p99=" + Math.max(0, p99 / 1000 - 1) + "us",
+            "--max-handoffs=" + (handoffs - 1),
+            "--max-steal-ratio",
+            "100%");
     assertEquals(1, bad.exit(), bad.toString());
     List<String> errs = bad.err().lines().toList();
     assertEquals(3, errs.size(), bad.toString());
-    assertTrue(errs.get(0).startsWith("gmp4j: trace check: limit broken: --max-sched-latency p99="
-        + Math.max(0, p99 / 1000 - 1) + "us, measured " + SummaryFormat.dur(p99)), bad.toString());
-    assertEquals("gmp4j: trace check: limit broken: --max-handoffs " + (handoffs - 1)
-        + ", measured " + handoffs, errs.get(1));
+    assertTrue(
+        errs.get(0)
+            .startsWith(
+                "gmp4j: trace check: limit broken: --max-sched-latency p99="
+                    + Math.max(0, p99 / 1000 - 1)
+                    + "us, measured "
+                    + SummaryFormat.dur(p99)),
+        bad.toString());
+    assertEquals(
+        "gmp4j: trace check: limit broken: --max-handoffs "
+            + (handoffs - 1)
+            + ", measured "
+            + handoffs,
+        errs.get(1));
     assertTrue(errs.get(2).startsWith("gmp4j: trace check: 2 of 3 limits broken"), errs.get(2));
     assertTrue(bad.out().contains("FAIL  handoffs"), bad.toString());
     assertTrue(bad.out().contains("ok    steal-ratio"), bad.toString());
@@ -185,15 +216,17 @@ class TraceCommandTest {
   @Test
   void badLimitsAreUsageErrors() {
     String f = fixture.rec.toString();
-    for (String[] args : List.of(new String[] {"check", f},
-        new String[] {"check", f, "--max-sched-latency", "p99=5 parsecs"},
-        new String[] {"check", f, "--max-sched-latency", "p42=5ms"},
-        new String[] {"check", f, "--max-handoffs", "-1"},
-        new String[] {"check", f, "--max-handoffs"},
-        new String[] {"check", f, "--max-fun", "3"},
-        new String[] {"summary", f, "--yaml"},
-        new String[] {"flamegraph", f},
-        new String[] {"summary"})) {
+    for (String[] args :
+        List.of(
+            new String[] {"check", f},
+            new String[] {"check", f, "--max-sched-latency", "p99=5 parsecs"},
+            new String[] {"check", f, "--max-sched-latency", "p42=5ms"},
+            new String[] {"check", f, "--max-handoffs", "-1"},
+            new String[] {"check", f, "--max-handoffs"},
+            new String[] {"check", f, "--max-fun", "3"},
+            new String[] {"summary", f, "--yaml"},
+            new String[] {"flamegraph", f},
+            new String[] {"summary"})) {
       Run r = trace(args);
       assertEquals(2, r.exit(), List.of(args) + ": " + r);
       assertEquals(1, r.err().lines().count(), List.of(args) + ": " + r);
@@ -208,8 +241,7 @@ class TraceCommandTest {
     Path empty = Files.write(dir.resolve("empty.jfr"), new byte[0]);
     Path text = Files.writeString(dir.resolve("notes.jfr"), "not a recording\n".repeat(20));
     byte[] all = Files.readAllBytes(fixture.rec);
-    Path truncated = Files.write(dir.resolve("truncated.jfr"),
-        Arrays.copyOf(all, all.length / 2));
+    Path truncated = Files.write(dir.resolve("truncated.jfr"), Arrays.copyOf(all, all.length / 2));
     Path plain = dir.resolve("plain.jfr");
     try (Recording rec = new Recording()) {
       rec.enable("jdk.CPULoad").withPeriod(Duration.ofMillis(20));
@@ -228,7 +260,7 @@ class TraceCommandTest {
           case "check" -> args.addAll(List.of("--max-handoffs", "0"));
           case "perfetto" -> args.addAll(List.of("-o", dir.resolve("t.json").toString()));
           case "html" -> args.addAll(List.of("-o", dir.resolve("t.html").toString()));
-          default -> { }
+          default -> {}
         }
         Run r = trace(args.toArray(String[]::new));
         assertEquals(2, r.exit(), args + ": " + r);
@@ -242,10 +274,11 @@ class TraceCommandTest {
     System.out.println("TraceCommandTest: bad files\n" + String.join("\n", lines));
     assertEquals("gmp4j: " + empty + ": empty file, not a JFR recording", lines.get(0));
     assertTrue(lines.get(1).startsWith("gmp4j: " + text + ": not a JFR recording"), lines.get(1));
-    assertTrue(lines.get(2).startsWith("gmp4j: " + truncated + ": truncated JFR recording"),
-        lines.get(2));
-    assertTrue(lines.get(3).startsWith("gmp4j: " + plain + ": a JFR recording with no gmp4j"
-        + " events"), lines.get(3));
+    assertTrue(
+        lines.get(2).startsWith("gmp4j: " + truncated + ": truncated JFR recording"), lines.get(2));
+    assertTrue(
+        lines.get(3).startsWith("gmp4j: " + plain + ": a JFR recording with no gmp4j" + " events"),
+        lines.get(3));
     assertEquals("gmp4j: " + missing + ": no such file", lines.get(4));
     assertTrue(!Files.exists(dir.resolve("t.json")) && !Files.exists(dir.resolve("t.html")));
   }
@@ -274,13 +307,20 @@ class TraceCommandTest {
       assertTrue(!page.contains(ref), "refers outside the page: " + ref);
     }
     assertEquals(2, page.split("<g class=\"lane\"", -1).length - 1, "one lane per P");
-    assertTrue(page.contains("<g class=\"lane\" data-p=\"0\">")
-        && page.contains("<g class=\"lane\" data-p=\"1\">"));
+    assertTrue(
+        page.contains("<g class=\"lane\" data-p=\"0\">")
+            && page.contains("<g class=\"lane\" data-p=\"1\">"));
     assertEquals(of("gmp4j.GoRun").size(), page.split("<rect class=\"run\"", -1).length - 1);
-    assertEquals(of("gmp4j.ProcHandoff").size(),
-        page.split("<rect class=\"handoff\"", -1).length - 1);
-    for (String s : List.of("id=\"hist\"", "id=\"groups\"", "id=\"handoffs\"", "hog",
-        "syscallN", "SmallWorkload.spinFor")) {
+    assertEquals(
+        of("gmp4j.ProcHandoff").size(), page.split("<rect class=\"handoff\"", -1).length - 1);
+    for (String s :
+        List.of(
+            "id=\"hist\"",
+            "id=\"groups\"",
+            "id=\"handoffs\"",
+            "hog",
+            "syscallN",
+            "SmallWorkload.spinFor")) {
       assertTrue(page.contains(s), s + " missing from the page");
     }
   }

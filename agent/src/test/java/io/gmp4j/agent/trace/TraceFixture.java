@@ -25,13 +25,16 @@ final class TraceFixture {
   static synchronized TraceFixture shared() throws IOException, InterruptedException {
     if (shared == null) {
       TraceFixture f = record();
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        try {
-          deleteTree(f.dir);
-        } catch (IOException e) {
-          System.err.println("TraceFixture: could not delete " + f.dir + ": " + e);
-        }
-      }));
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    try {
+                      deleteTree(f.dir);
+                    } catch (IOException e) {
+                      System.err.println("TraceFixture: could not delete " + f.dir + ": " + e);
+                    }
+                  }));
       shared = f;
     }
     return shared;
@@ -52,24 +55,33 @@ final class TraceFixture {
     if (!Files.isRegularFile(jfc)) {
       throw new IllegalStateException(jfc + " missing: the build writes it at process-classes");
     }
-    List<String> cmd = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--add-opens", "java.base/java.lang=ALL-UNNAMED",
-        "-XX:StartFlightRecording:filename=" + rec + ",settings=" + jfc,
-        "-Xlog:jfr+startup=warning", "-cp", System.getProperty("java.class.path"),
-        SmallWorkload.class.getName()));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-opens",
+                "java.base/java.lang=ALL-UNNAMED",
+                "-XX:StartFlightRecording:filename=" + rec + ",settings=" + jfc,
+                "-Xlog:jfr+startup=warning",
+                "-cp",
+                System.getProperty("java.class.path"),
+                SmallWorkload.class.getName()));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
     pb.environment().put("GOMAXPROCS", "2");
     pb.environment().remove("GMPDEBUG");
     Process p = pb.start();
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    Thread drain = Thread.ofPlatform().daemon().start(() -> {
-      try (InputStream in = p.getInputStream()) {
-        in.transferTo(out);
-      } catch (IOException ignored) {
-        // the child died; its exit status says so
-      }
-    });
+    Thread drain =
+        Thread.ofPlatform()
+            .daemon()
+            .start(
+                () -> {
+                  try (InputStream in = p.getInputStream()) {
+                    in.transferTo(out);
+                  } catch (IOException ignored) {
+                    // the child died; its exit status says so
+                  }
+                });
     if (!p.waitFor(60, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       p.waitFor(10, TimeUnit.SECONDS);
@@ -78,8 +90,7 @@ final class TraceFixture {
     String text = out.toString(StandardCharsets.UTF_8);
     if (p.exitValue() != 0 || !text.contains("OK") || !Files.isRegularFile(rec)) {
       deleteTree(dir);
-      throw new IllegalStateException("SmallWorkload failed, exit " + p.exitValue() + ":\n"
-          + text);
+      throw new IllegalStateException("SmallWorkload failed, exit " + p.exitValue() + ":\n" + text);
     }
     return new TraceFixture(dir, rec);
   }
