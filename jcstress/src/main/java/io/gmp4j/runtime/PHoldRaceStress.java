@@ -15,7 +15,7 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.II_Result;
 
 /**
- * The T1/T2 race rows of 'Hog hand-off' (HogHandoff) on the phold word ('The phold word' in
+ * The three T1/T2 race rows of 'Hog hand-off' (HogHandoff) on the phold word ('The phold word' in
  * PHold): one unstarted Machine whose word is opened for run 1 with its P wired, the M or its G
  * on one actor and sysmon's tryRetakeP on the other. The private open and close are reached
  * through a private lookup, as the M would call them.
@@ -24,12 +24,14 @@ public final class PHoldRaceStress {
   private PHoldRaceStress() {}
 
   private static final VarHandle PHOLD;
+  private static final VarHandle P;
   private static final MethodHandle CLOSE;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.privateLookupIn(Machine.class, MethodHandles.lookup());
       PHOLD = l.findVarHandle(Machine.class, "phold", int.class);
+      P = l.findVarHandle(Machine.class, "p", Processor.class);
       CLOSE = l.findVirtual(Machine.class, "closePHold", MethodType.methodType(int.class));
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
@@ -112,6 +114,49 @@ public final class PHoldRaceStress {
       if (mp.phold() != PHold.with(RUN1, PHold.SCHED)) {
         r.r1 = -2; // the word is not (run 1, SCHED): forbidden
       }
+    }
+  }
+
+  /**
+   * Row 3: T1 sysmon retakes (its phold CAS, then its CAS of m.p from the P it took to null), T2
+   * the M, once it sees RETAKEN, clears m.p and wires another P, as tryReacquireP and acquireP
+   * do. r1: whether the M saw RETAKEN within its bounded wait (1) or gave up (0); r2, after
+   * both: m.p is null (0), the new P (1) or the retaken one (2). Sysmon's CAS must never clear
+   * the P the M acquired after the retake.
+   */
+  @JCStressTest
+  @Outcome(id = "1, 1", expect = ACCEPTABLE, desc = "the M reacquired another P and kept it")
+  @Outcome(id = "0, 0", expect = ACCEPTABLE, desc = "the M gave up waiting; sysmon cleared m.p")
+  @Outcome(expect = FORBIDDEN, desc = "sysmon cleared the new P, or the retaken P stayed wired")
+  @State
+  public static class RetakeVersusReacquire {
+    final Processor pp = new Processor(null, 0);
+    final Processor other = new Processor(null, 1);
+    final Machine mp = running(pp);
+
+    @Actor
+    public void sysmon(II_Result r) {
+      mp.tryRetakeP(RUN1, pp);
+    }
+
+    @Actor
+    public void m(II_Result r) {
+      for (int i = 0; i < 1_000_000; i++) {
+        if (PHold.state(mp.phold()) == PHold.RETAKEN) {
+          P.set(mp, (Processor) null); // tryReacquireP: after a retake, m.p is this M's to clear
+          P.set(mp, other); // acquireP of an idle P
+          r.r1 = 1;
+          return;
+        }
+        Thread.onSpinWait();
+      }
+      r.r1 = 0;
+    }
+
+    @Arbiter
+    public void arbiter(II_Result r) {
+      Processor p = (Processor) P.getVolatile(mp);
+      r.r2 = p == null ? 0 : p == other ? 1 : 2;
     }
   }
 }

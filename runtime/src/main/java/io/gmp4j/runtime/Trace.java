@@ -307,11 +307,14 @@ final class Trace {
   }
 
   /**
-   * Asks sysmon to refresh every cycle for a while. On JFR's thread, inside its recorder lock:
-   * a refresh here would take ours, and sysmon, holding ours, may be waiting for JFR's.
+   * Refreshes now (for a recording already running when JFR came up), and asks sysmon to refresh
+   * every cycle for a while. On JFR's thread, inside its recorder lock: so refresh must never
+   * call into JFR for anything that takes that lock (getRecordings does: see
+   * runThresholdUpdate), or sysmon, inside refresh, and this thread would wait for each other.
    */
   private static void refreshSoon() {
     refreshEveryCycleUntil = System.nanoTime() + 100_000_000L;
+    refresh();
   }
 
   /** sysmon's refresh of {@link #enabled}; see step 2. Called by sysmon every cycle. */
