@@ -295,11 +295,16 @@ final class Goroutine implements Executor {
   }
 
   /**
-   * The readying sequence of the state word: one more at every readying, so a run is named by
-   * its G and casRunnableToRunning's result shifted by 8. Any thread; volatile read.
+   * The readying sequence of the state word now: one more at every readying, so a run is named by
+   * its G and {@link #seqOf} of casRunnableToRunning's result. Any thread; volatile read.
    */
   long runSeq() {
-    return state >>> 8;
+    return seqOf(state);
+  }
+
+  /** The readying sequence in state word {@code s}. */
+  static long seqOf(long s) {
+    return s >>> Long.numberOfTrailingZeros(SEQ_ONE);
   }
 
   /** traceRunnableSince, volatile: see its comment (gdestroy's stamp). Any thread. */

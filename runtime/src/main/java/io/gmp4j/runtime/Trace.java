@@ -630,7 +630,7 @@ final class Trace {
     Object by = mp.traceRunStoppedBy;
     if (by != null) {
       mp.traceRunStoppedBy = null; // a stale one (a late readier of an older slice) is dropped
-      if (by instanceof StopStamp st && st.goid == gp.goid && st.seq == ran >>> 8) {
+      if (by instanceof StopStamp st && st.goid == gp.goid && st.seq == Goroutine.seqOf(ran)) {
         stop = earlier(stop, st.nanos, begin);
       }
     }
