@@ -331,9 +331,6 @@ final class Machine extends Thread {
       }
       Trace.runBegin(this, gp, pp, inheritTime, now, since == 0 ? 0 : now - since);
     }
-    if (Trace.on(Trace.CLEAN_UPPER)) {
-      Trace.cleanUpperState(); // this M's events may have left AVX-512 state dirty: see Trace
-    }
     openPHold();
     try {
       gp.runContinuation.run();

@@ -144,8 +144,11 @@ import jdk.jfr.Recording;
  * ways on the 2-vCPU Xeon: {@code -XX:UseAVX=2} removes it; a 64-byte object stored per run
  * costs 500-900 ns per ping-pong round trip and a 16-byte one nothing; and one arraycopy stub
  * call (which ends with a vzeroupper) before the thaw took the per-run event design from 3,100
- * to 1,900-2,400 ns. So while events that the M allocates around every run are on ({@link
- * #CLEAN_UPPER}), execute calls {@link #cleanUpperState} before each thaw.
+ * to 1,900-2,400 ns. Hence the slice record: on gmp4j.jfc's path the M allocates nothing
+ * between two runs. gmp4j-detail.jfc, which makes every event, still pays it. The stub call
+ * was tried there before each thaw and left out: in the slice-record design its effect on
+ * detail runs was inside the noise (3,037-3,700 against 2,639-3,073 ns with UseAVX=2), and it
+ * put a check into every execute.
  */
 final class Trace {
   private Trace() {}
@@ -161,14 +164,6 @@ final class Trace {
   static final int PROC_HANDOFF = 1 << 7;
   static final int PROCS_CHANGE = 1 << 8;
   static final int PROC_IDLE = 1 << 9;
-
-  /**
-   * Not an event: set while events that the Ms allocate around every run are on, so execute
-   * calls {@link #cleanUpperState} before it thaws a G ('Cost').
-   */
-  static final int CLEAN_UPPER = 1 << 30;
-
-  private static final int PER_RUN = GO_CREATE | GO_UNBLOCK | GO_DESTROY | RUNQ_STEAL | PROC_IDLE;
 
   // GoRun end reasons, as Go's GoStop/GoBlock reasons and the rest.
   static final int END_BLOCK = 0;
@@ -341,9 +336,6 @@ final class Trace {
     }
     if ((bits & GO_RUN) != 0 && !calibrate()) {
       bits &= ~GO_RUN; // no slice without a clock: JFR has not applied the settings yet
-    }
-    if ((bits & PER_RUN) != 0 || (bits & GO_RUN) != 0 && !runSkipEnd) {
-      bits |= CLEAN_UPPER;
     }
     ENABLED.setOpaque(bits); // single writer: under the class lock
   }
@@ -519,20 +511,6 @@ final class Trace {
     return true;
   }
 
-  private static final byte[] UPPER_FROM = new byte[64];
-  private static final byte[] UPPER_TO = new byte[64];
-
-  /** Not a constant, so the copy below stays a call of the JDK's arraycopy stub. */
-  private static int upperLength;
-
-  /**
-   * Clears the upper halves of the vector registers before a thaw, by way of the JDK's arraycopy
-   * stub, which ends with a vzeroupper on AVX-512 machines: see 'Cost'. Called only by an M.
-   */
-  static void cleanUpperState() {
-    System.arraycopy(UPPER_FROM, 0, UPPER_TO, 0, upperLength);
-  }
-
   // ------------------------------------------------------------------------------------------
   // Goroutine events
 
@@ -697,7 +675,7 @@ final class Trace {
     e.runnext = mp.traceRunNext;
     e.schedLatency = mp.traceRunLatency;
     e.beginNanos = begin;
-    e.waitReason = "";
+    e.waitReason = ""; // sysmon's hand-off sets none; runEnd's callers set theirs
     return e;
   }
 
