@@ -2,7 +2,9 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.LongAdder;
 /**
  * A scratch driver for quick A/B timings outside JMH: a park/unpark ping-pong ("park"), a
- * Thread.yield loop ("yield") or spawn-and-finish ("spawn") on Thread.ofVirtual(), measured for
+ * Thread.yield loop ("yield"), spawn-and-finish ("spawn"), or a platform thread that unparks a
+ * virtual thread parking untimed and timed by turns, as the JDK's stress/ParkALot does
+ * ("extpark": every wake-up an external submission) on Thread.ofVirtual(), measured for
  * {@code secs} after 1.5 s of warm-up, in wall and process-CPU ns per operation. Run it as a
  * single-file program, with or without the agent and a recording, alternating A and B:
  *
@@ -27,9 +29,10 @@ public class PingPongCpu {
       case "park" -> PingPongCpu::park;
       case "yield" -> () -> { Thread x = Thread.ofVirtual().start(PingPongCpu::yieldLoop); yieldLoop(); join(x); };
       case "spawn" -> PingPongCpu::spawn;
+      case "extpark" -> PingPongCpu::externalPark;
       default -> throw new IllegalArgumentException(what);
     };
-    Thread d = Thread.ofVirtual().start(body);
+    Thread d = what.equals("extpark") ? Thread.ofPlatform().start(body) : Thread.ofVirtual().start(body);
     Thread.sleep(1500);
     long n0 = ops.sum(), t0 = System.nanoTime(), c0 = cpu();
     Thread.sleep(secs * 1000L);
@@ -56,6 +59,22 @@ public class PingPongCpu {
       for (int i = 0; i < 10000; i++) Thread.ofVirtual().start(l::countDown);
       try { l.await(); } catch (Exception e) {}
       ops.add(10000);
+    }
+  }
+  static void externalPark() {
+    Thread v = Thread.ofVirtual().start(() -> {
+      boolean timed = false;
+      while (!stop) {
+        for (int i = 0; i < 1000; i++) {
+          if (timed) LockSupport.parkNanos(Long.MAX_VALUE); else LockSupport.park();
+          timed = !timed;
+        }
+        ops.add(1000);
+      }
+    });
+    Thread.State s;
+    while ((s = v.getState()) != Thread.State.TERMINATED) {
+      if (s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING) LockSupport.unpark(v); else Thread.yield();
     }
   }
 }

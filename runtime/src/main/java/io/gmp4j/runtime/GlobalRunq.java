@@ -50,6 +50,12 @@ final class GlobalRunq {
    */
   private volatile int runqwoken;
 
+  /**
+   * How many Gs globRunqPutWoken ever queued (wrapping). Written under lock; read racily by an
+   * M's idle spin ('Waiting for JDK threads' in Machine), which only asks whether it moved.
+   */
+  private volatile int wokenPuts;
+
   /** Global queue length. Written under lock; read racily by the fairness check and observers. */
   private volatile int runqsize;
 
@@ -95,6 +101,7 @@ final class GlobalRunq {
       }
       runqWokenTail = gp;
       runqwoken++;
+      wokenPuts++;
       runqsize++;
     } finally {
       lock.unlock();
@@ -171,6 +178,11 @@ final class GlobalRunq {
   /** Gs in the wake-up segment. Any thread; racy. */
   int runqwoken() {
     return runqwoken;
+  }
+
+  /** See {@link #wokenPuts}. Any thread; racy. */
+  int wokenPuts() {
+    return wokenPuts;
   }
 
   /**

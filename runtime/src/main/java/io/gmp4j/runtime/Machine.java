@@ -28,8 +28,35 @@ import java.util.concurrent.locks.LockSupport;
  * </ol>
  *
  * An M parks on its own note ({@link #parked}) in stopM and is handed a P and its spinning state
- * by whoever wakes it (Sched.startM). An M never spins longer than Go's spin phase: 4 steal
- * passes, then it parks.
+ * by whoever wakes it (Sched.startM). An M spins no longer than Go's spin phase, 4 steal passes,
+ * unless JDK threads ready Gs (below); then it parks.
+ *
+ * <h3>Waiting for JDK threads</h3>
+ *
+ * Beyond Go. In Go every wake-up but a few comes from an M, so a G readied while its waker runs
+ * lands on the waker's P (runnext), and an M that found nothing may park at once. On the JVM the
+ * JDK's own threads (a platform thread's unpark, the JDK's unblocker, a poller, a server's
+ * acceptor) ready Gs too, into the global queue ('Wake-ups from JDK threads' in Sched). When the
+ * last M parked, each such wake-up is a wakeP that unparks an M: a futex wake and a context
+ * switch per wake-up, about twice the JDK's time on its stress/ParkALot (a platform thread
+ * unparking one virtual thread in a loop), whose ForkJoinPool workers spin about 256 checks
+ * before they park. So a spinning M that found nothing, if a JDK thread readied a G since it last
+ * did this, spins on for {@link #JDK_WAKE_SPINS} rounds, holding its P and still counted in
+ * nmspinning: a readier's wakeP sees the spinner and wakes no M, and the spinner takes the G
+ * from the global queue. The gate bounds the cost: a program whose wake-ups all come from Gs
+ * never spins beyond Go's phase, and a wake-up from a JDK thread buys each M at most one spin.
+ *
+ * <p>Two more steps make the spinner be there when the wake-up comes. An M whose run ended,
+ * while JDK threads ready Gs, becomes a spinner at once (spinEarly, within Go's limit of half
+ * the busy Ps), not only in findRunnable: a readier that came in between would otherwise see no
+ * spinner and wake a second M. And Go's resetspinning, which makes the last spinner to find
+ * work wake another, does so after a JDK thread's wake-up (caught by the spin, or taken from
+ * the wake-up segment) only if work is in sight (the global queue, a P's local queue):
+ * otherwise each catch would wake the other idle M, which would find nothing and park, and the
+ * two Ms would trade the G at every wake-up, a futex wake each time. After any other find, it
+ * wakes one as Go does (BenchmarkWakeupParallelSpinning's ramp-up). Skipping that wake-up
+ * loses no work, by the 'Delicate dance': nmspinning is dropped (a full fence) before the looks,
+ * so a G queued after them meets a readier's wakeP that sees no spinner and starts an M.
  *
  * <p>While a G runs, the M's hold on its P is the {@link #phold} word: the G may use {@code m.p}
  * only after claiming it there, and sysmon may take the P from a G that ignores preemption. The
@@ -119,11 +146,27 @@ final class Machine extends Thread {
   /** findRunnable's second result: the G came from runnext. Confined to this M. */
   private boolean inheritTime;
 
+  /**
+   * The onSpinWait rounds of one idle spin ('Waiting for JDK threads'): about 10 us here, the
+   * order of ForkJoinPool's own spin before a worker parks (2 x SPIN_WAITS checks).
+   */
+  static final int JDK_WAKE_SPINS = 256;
+
+  /** runq.wokenPuts() when this M last spun for JDK threads. Confined to this M. */
+  private int wokenPutsSeen;
+
+  /**
+   * This spinning M's G is a JDK thread's wake-up (from the spin or the wake-up segment), so
+   * resetSpinning wakes another spinner only if work is in sight. Confined to this M.
+   */
+  private boolean foundJdkWake;
+
   // Counters for the metrics: written only by this M (plain writes, no fence on the hot path),
   // read racily by metric readers; a 64-bit JVM never tears a long.
   private long runnextHits;
   private long steals;
   private long stolen;
+  private long jdkWakeSpinHits;
 
   // Tracing: see 'Tracing' in Trace. Confined to this M and the G mounted on it, which never run
   // at once; sysmon reads the traceRun fields only between its acquire of phold and its retake
@@ -175,6 +218,22 @@ final class Machine extends Thread {
 
   long stolen() {
     return stolen;
+  }
+
+  /**
+   * This M's counters, in Sched.mCounters' order: runnext hits, steals, Gs stolen, JDK wake-ups
+   * caught. Racy.
+   */
+  long[] counters() {
+    return new long[] {runnextHits, steals, stolen, jdkWakeSpinHits};
+  }
+
+  /**
+   * JDK threads' wake-ups that this M took while spinning, early or in the spin for them
+   * ('Waiting for JDK threads'). Racy.
+   */
+  long jdkWakeSpinHits() {
+    return jdkWakeSpinHits;
   }
 
   Machine(Sched sched, int id, Processor nextp, boolean spinning) {
@@ -342,6 +401,9 @@ final class Machine extends Thread {
     }
     int closed = closePHold();
     curg = null;
+    if (closed == PHold.G && lockedg == null && !spinning && runq.wokenPuts() != wokenPutsSeen) {
+      spinEarly(); // 'Waiting for JDK threads'
+    }
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
     long traceStop = 0;
     if (closed == PHold.RETAKEN) {
@@ -410,6 +472,7 @@ final class Machine extends Thread {
    */
   private Goroutine findRunnable() {
     assert Thread.currentThread() == this : "findRunnable: not on M" + id;
+    foundJdkWake = false;
     top:
     for (; ; ) {
       Processor pp = p;
@@ -453,6 +516,7 @@ final class Machine extends Thread {
           sched.lock.unlock();
         }
         if (gp != null) {
+          foundJdkWake = spinning;
           return gp;
         }
       }
@@ -483,7 +547,7 @@ final class Machine extends Thread {
         if (gp != null) {
           return gp;
         }
-        if (sched.gcwaiting) {
+        if (sched.gcwaiting || spinForJdkThreads(pp)) {
           continue;
         }
       }
@@ -559,6 +623,7 @@ final class Machine extends Thread {
       if (timerSleep()) {
         continue;
       }
+      foundJdkWake = false; // a catch that another M took first
       if (!stopM()) {
         return null;
       }
@@ -632,6 +697,41 @@ final class Machine extends Thread {
   }
 
   /**
+   * Beyond Go: a spinning M that found nothing spins on, holding its P, while a JDK thread may
+   * be about to ready a G ('Waiting for JDK threads'). Returns true when work appeared (the
+   * caller looks again from the top), false when the spin ended or was not worth starting.
+   * Called only by this M, spinning and holding {@code pp}.
+   */
+  private boolean spinForJdkThreads(Processor pp) {
+    assert Thread.currentThread() == this && spinning && p == pp : "spinForJdkThreads: M" + id;
+    int puts = runq.wokenPuts();
+    if (puts == wokenPutsSeen) {
+      return false; // no JDK thread readied a G since this M last spun: Go's spin phase only
+    }
+    wokenPutsSeen = puts;
+    for (int i = 0; i < JDK_WAKE_SPINS; i++) {
+      Thread.onSpinWait();
+      if (runq.runqsize() > 0 || !pp.runqEmpty() || sched.gcwaiting) {
+        foundJdkWake = true;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Beyond Go: after a run, become a spinner at once if Go's limit allows one, so that a JDK
+   * thread which readies a G while this M is on its way to findRunnable sees a spinner and wakes
+   * no other M ('Waiting for JDK threads'). Called only by this M, holding its P.
+   */
+  private void spinEarly() {
+    assert Thread.currentThread() == this && p != null : "spinEarly: M" + id;
+    if (2 * sched.nmspinning.get() < sched.gomaxprocs - sched.npidle) {
+      becomeSpinning();
+    }
+  }
+
+  /**
    * Go's checkRunqsNoP: after dropping the P, looks for a non-idle P with work; if one exists,
    * returns an idle P to take. Called only by this M, holding no P.
    */
@@ -658,14 +758,39 @@ final class Machine extends Thread {
     sched.needspinning.set(0);
   }
 
-  /** Go's resetspinning: the last spinner to find work wakes another. Called only by this M. */
+  /**
+   * Go's resetspinning: the last spinner to find work wakes another. After a G that the spin
+   * for JDK threads caught, only if work is left in sight ('Waiting for JDK threads'). Called
+   * only by this M.
+   */
   private void resetSpinning() {
     assert Thread.currentThread() == this : "resetSpinning: not on M" + id;
     spinning = false;
-    if (sched.nmspinning.decrementAndGet() < 0) {
+    if (sched.nmspinning.decrementAndGet() < 0) { // full fence, before the looks below
       throw new InternalError("findRunnable: negative nmspinning");
     }
+    boolean jdkWake = foundJdkWake;
+    if (jdkWake) {
+      foundJdkWake = false;
+      jdkWakeSpinHits++;
+    }
+    if (jdkWake && runq.runqsize() == 0 && !localWorkInSight()) {
+      return; // beyond Go: nothing left for another spinner ('Waiting for JDK threads')
+    }
     sched.wakeP();
+  }
+
+  /**
+   * Whether some P's local queue holds a G, which another spinner could steal. Racy, as Go's
+   * checkRunqsNoP. Called only by this M, holding a P (allp is stable).
+   */
+  private boolean localWorkInSight() {
+    for (Processor p2 : sched.allp) {
+      if (!p2.runqEmpty()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

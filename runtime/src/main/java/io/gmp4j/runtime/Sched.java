@@ -162,6 +162,12 @@ public final class Sched {
   /** Ms that exited (Go's nmfreed). Under lock. */
   private int nmfreed;
 
+  /**
+   * The per-M counters of the Ms that exited (runnext hits, steals, Gs stolen, JDK wake-ups
+   * caught), kept so that the metrics' counters never go back when an idle M exits. Under lock.
+   */
+  private final long[] exitedCounters = new long[4];
+
   /** Every live M, newest first (Go's allm). Written under lock; readers iterate a snapshot. */
   final java.util.concurrent.CopyOnWriteArrayList<Machine> allm =
       new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -642,12 +648,43 @@ public final class Sched {
     return mnext - nmfreed + (sysmon != null ? 1 : 0);
   }
 
+  /** Adds the counters of {@code mp}, which left allm, to exitedCounters. Requires lock. */
+  private void retireCounters(Machine mp) {
+    assert lock.isHeldByCurrentThread() : "retireCounters: requires sched.lock";
+    long[] c = mp.counters();
+    for (int i = 0; i < c.length; i++) {
+      exitedCounters[i] += c[i];
+    }
+  }
+
+  /**
+   * The per-M counters summed over every M, live or exited: runnext hits, steals, Gs stolen, JDK
+   * wake-ups caught while spinning. Takes sched.lock, so that an M that exits meanwhile counts
+   * once.
+   */
+  long[] mCounters() {
+    lock.lock();
+    try {
+      long[] sum = exitedCounters.clone();
+      for (Machine mp : allm) {
+        long[] c = mp.counters();
+        for (int i = 0; i < c.length; i++) {
+          sum[i] += c[i];
+        }
+      }
+      return sum;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Go's mexit bookkeeping: M {@code mp} is gone. Takes sched.lock. */
   void mexit(Machine mp) {
     lock.lock();
     try {
       allm.remove(mp);
       nmfreed++;
+      retireCounters(mp);
     } finally {
       lock.unlock();
     }
@@ -672,6 +709,7 @@ public final class Sched {
           nmidle--;
           allm.remove(mp);
           nmfreed++;
+          retireCounters(mp);
           return true;
         }
       }

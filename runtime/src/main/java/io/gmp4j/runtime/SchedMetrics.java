@@ -218,14 +218,10 @@ final class SchedMetrics {
         new Float64Histogram(bounds, s.stwStopping.counts()));
     m.put("/sched/pauses/total/other:seconds", new Float64Histogram(bounds, s.stwTotal.counts()));
     m.put("/sched/threads/total:threads", (long) s.mcount());
-    long runnextHits = 0;
-    long steals = 0;
-    long stolen = 0;
-    for (Machine mp : s.allm) {
-      runnextHits += mp.runnextHits();
-      steals += mp.steals();
-      stolen += mp.stolen();
-    }
+    long[] mc = s.mCounters(); // exited Ms included: a counter never goes back
+    long runnextHits = mc[0];
+    long steals = mc[1];
+    long stolen = mc[2];
     m.put("/sched/gomaxprocs/changes:changes", s.gomaxprocsChanges.sum());
     m.put("/sched/gomaxprocs/updates:changes", MaxProcsLimit.UPDATES.sum());
     m.put("/sched/preemptions/requested:preemptions", s.preemptRequested.sum());
