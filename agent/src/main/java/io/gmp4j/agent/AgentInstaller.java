@@ -326,7 +326,7 @@ final class AgentInstaller {
           io.gmp4j.agent.exporter.Exporters.start(
               System.getProperty("gmp.exporter.host"),
               System.getProperty("gmp.exporter.port"),
-              Stderr::line);
+              new StderrLine());
       if (line != null) {
         Stderr.line(line);
       }
@@ -358,7 +358,7 @@ final class AgentInstaller {
         }
       }
       if (jfr.containsKey("jfr") || jfr.containsKey("flightrecorder")) {
-        io.gmp4j.agent.jfr.Recordings.start(jfr, Stderr::line);
+        io.gmp4j.agent.jfr.Recordings.start(jfr, new StderrLine());
       }
     } catch (Throwable t) {
       Stderr.line(
@@ -383,7 +383,7 @@ final class AgentInstaller {
     Coverage coverage = Coverage.global();
     hooks
         .getMethod("instrumentationCounts", LongSupplier.class, LongSupplier.class)
-        .invoke(null, (LongSupplier) coverage::instrumented, (LongSupplier) coverage::skipped);
+        .invoke(null, new CoverageCount(coverage, true), new CoverageCount(coverage, false));
     if (options.flag("preempt.report")) {
       // A platform thread: at exit the scheduler may already be stopping.
       Runtime.getRuntime()
@@ -413,6 +413,36 @@ final class AgentInstaller {
       return null;
     }
     return t;
+  }
+
+  /*
+   * The two classes below stand where method references were. A lambda or method reference
+   * links at its first run: on premain's path each spun a hidden class in the interpreter, which
+   * the JDK's CDS archive does not hold (issue 11's start-up item).
+   */
+
+  /** {@code Stderr::line} for the exporter and the recordings. */
+  private static final class StderrLine implements java.util.function.Consumer<String> {
+    @Override
+    public void accept(String line) {
+      Stderr.line(line);
+    }
+  }
+
+  /** {@code coverage::instrumented} or {@code coverage::skipped}, for the runtime's metrics. */
+  private static final class CoverageCount implements LongSupplier {
+    private final Coverage coverage;
+    private final boolean instrumented;
+
+    CoverageCount(Coverage coverage, boolean instrumented) {
+      this.coverage = coverage;
+      this.instrumented = instrumented;
+    }
+
+    @Override
+    public long getAsLong() {
+      return instrumented ? coverage.instrumented() : coverage.skipped();
+    }
   }
 
   /**

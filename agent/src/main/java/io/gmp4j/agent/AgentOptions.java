@@ -396,7 +396,12 @@ final class AgentOptions {
   }
 
   private static List<String> strings(Object list) {
-    return ((List<?>) list).stream().map(String::valueOf).toList();
+    // A loop, not a stream: premain's path links no lambda ('Start-up' in AgentInstaller).
+    List<String> out = new java.util.ArrayList<>();
+    for (Object o : (List<?>) list) {
+      out.add(String.valueOf(o));
+    }
+    return java.util.Collections.unmodifiableList(out);
   }
 
   private static Object invoke(Method m, Object... args) {

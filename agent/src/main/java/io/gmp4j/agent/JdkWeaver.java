@@ -1,7 +1,10 @@
 package io.gmp4j.agent;
 
+import java.lang.classfile.ClassBuilder;
+import java.lang.classfile.ClassElement;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.ClassModel;
+import java.lang.classfile.ClassTransform;
 import java.lang.classfile.CodeBuilder;
 import java.lang.classfile.CodeElement;
 import java.lang.classfile.CodeTransform;
@@ -62,6 +65,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * start-up, and these eight classes take it a few tens of milliseconds. Also rejected: Byte
  * Buddy's repackaged ASM, which would leave the frames to us, as PollEmitter does, for code we
  * do not own.
+ *
+ * <p>'No lambdas': the transforms are small classes, and the try blocks are emitted by {@link
+ * #beginSuppressed} and {@link #endSuppressed} instead of {@code CodeBuilder.trying}'s two
+ * consumers. Each lambda links at its first run, on premain's thread, where it spun a hidden
+ * class in the interpreter (thirteen of them here before issue 11's fourth start-up session).
  *
  * <p>Thread-safety: the tables are immutable once built; {@link #transformed} and {@link
  * #failed} are concurrent sets, written by any class-loading thread, read by the installer.
@@ -136,7 +144,13 @@ final class JdkWeaver implements ClassFileTransformer {
   JdkWeaver(List<Site> sites, Set<String> essential, String fatalSuffix) {
     Map<String, List<Site>> byType = new java.util.HashMap<>();
     for (Site s : sites) {
-      byType.computeIfAbsent(s.type().replace('.', '/'), k -> new ArrayList<>()).add(s);
+      String internal = s.type().replace('.', '/');
+      List<Site> list = byType.get(internal);
+      if (list == null) {
+        list = new ArrayList<>();
+        byType.put(internal, list);
+      }
+      list.add(s);
     }
     this.sites = Map.copyOf(byType);
     this.essential = Set.copyOf(essential);
@@ -144,24 +158,39 @@ final class JdkWeaver implements ClassFileTransformer {
   }
 
   /**
-   * Registers this transformer and retransforms the site classes already loaded, one class at a
-   * time, so that one the JVM refuses does not keep the others from being woven. Never throws;
-   * a failure is one line per type. Called once, by the installer.
+   * Registers this transformer and retransforms the site classes already loaded: all in one call
+   * ('One retransformation'), and if the JVM refuses that, one class at a time, so that one the
+   * JVM refuses does not keep the others from being woven. Never throws; a failure is one line
+   * per type. Called once, by the installer.
+   *
+   * <p>'One retransformation': each {@code retransformClasses} call is one JVMTI
+   * RedefineClasses operation, a safepoint that also walks every loaded class to adjust method
+   * references; eight calls walked them eight times on premain's thread. The JVM redefines a
+   * batch all or nothing, so after a refused batch nothing is woven and {@link #transformed} is
+   * cleared before the one-by-one retry.
    */
   void install(Instrumentation inst) {
     inst.addTransformer(this, true);
+    List<Class<?>> loaded = new ArrayList<>();
     for (String internal : sites.keySet()) {
-      String dotted = internal.replace('/', '.');
-      Class<?> c;
       try {
-        c = Class.forName(dotted, false, null);
+        loaded.add(Class.forName(internal.replace('/', '.'), false, null));
       } catch (ClassNotFoundException | LinkageError e) {
-        continue; // not on this JDK, or not yet loadable: woven when it loads, if ever
+        // not on this JDK, or not yet loadable: woven when it loads, if ever
       }
+    }
+    try {
+      inst.retransformClasses(loaded.toArray(new Class<?>[0]));
+      return;
+    } catch (Throwable refused) {
+      transformed.clear(); // nothing of the batch was applied
+    }
+    for (Class<?> c : loaded) {
       try {
         inst.retransformClasses(c);
       } catch (Throwable t) {
-        warn(dotted, t);
+        transformed.remove(c.getName());
+        warn(c.getName(), t);
       }
     }
   }
@@ -205,29 +234,16 @@ final class JdkWeaver implements ClassFileTransformer {
   /**
    * The class file with every matching method woven. Throws if a site matched nothing: the shape
    * checks ran first, so that is a bug to report, not a class to leave half woven.
+   *
+   * <p>The transforms are classes, not lambdas ('No lambdas' in the class comment).
    */
   static byte[] weave(byte[] classfile, List<Site> here) {
     ClassFile cf = ClassFile.of();
     ClassModel model = cf.parse(classfile);
-    boolean[] used = new boolean[here.size()];
-    byte[] out =
-        cf.transformClass(
-            model,
-            (cb, element) -> {
-              if (element instanceof MethodModel m) {
-                for (int i = 0; i < here.size(); i++) {
-                  if (here.get(i).matches(m)) {
-                    used[i] = true;
-                    Hook hook = here.get(i).hook();
-                    cb.transformMethod(m, MethodTransform.transformingCode(code(hook)));
-                    return;
-                  }
-                }
-              }
-              cb.with(element);
-            });
-    for (int i = 0; i < used.length; i++) {
-      if (!used[i]) {
+    Weave weave = new Weave(here);
+    byte[] out = cf.transformClass(model, weave);
+    for (int i = 0; i < weave.used.length; i++) {
+      if (!weave.used[i]) {
         throw new IllegalStateException(
             "no method " + here.get(i).name() + here.get(i).params() + " to weave");
       }
@@ -235,101 +251,140 @@ final class JdkWeaver implements ClassFileTransformer {
     return out;
   }
 
-  /** The code transform for {@code hook}; a new one per method, since brackets keep state. */
+  /** Rewrites the methods that match a site, copies every other element. */
+  private static final class Weave implements ClassTransform {
+    private final List<Site> here;
+    final boolean[] used;
+
+    Weave(List<Site> here) {
+      this.here = here;
+      this.used = new boolean[here.size()];
+    }
+
+    @Override
+    public void accept(ClassBuilder cb, ClassElement element) {
+      if (element instanceof MethodModel m) {
+        for (int i = 0; i < here.size(); i++) {
+          if (here.get(i).matches(m)) {
+            used[i] = true;
+            cb.transformMethod(m, MethodTransform.transformingCode(code(here.get(i).hook())));
+            return;
+          }
+        }
+      }
+      cb.with(element);
+    }
+  }
+
+  /** The code transform for {@code hook}; a new one per method, since they keep state. */
   private static CodeTransform code(Hook hook) {
     return switch (hook) {
-      case SCHEDULER ->
-          atEntry(b -> b.aload(1).invokestatic(HOOKS, "scheduler", EXECUTOR_OF_EXECUTOR).astore(1));
-      case SCHEDULE ->
-          new CodeTransform() {
-            @Override
-            public void atStart(CodeBuilder b) {
-              // locals: 0 this, 1 command, 2-3 delay, 4 unit
-              int f = b.allocateLocal(TypeKind.REFERENCE);
-              b.aconst_null().astore(f);
-              suppressed(
-                  b,
-                  t ->
-                      t.aload(0)
-                          .getfield(VIRTUAL_THREAD, "scheduler", EXECUTOR)
-                          .aload(1)
-                          .lload(2)
-                          .aload(4)
-                          .invokestatic(HOOKS, "schedule", FUTURE_OF_SCHEDULE)
-                          .astore(f));
-              Label body = b.newLabel();
-              b.aload(f).ifnull(body).aload(f).areturn();
-              b.labelBinding(body);
-            }
-
-            @Override
-            public void accept(CodeBuilder b, CodeElement e) {
-              b.with(e);
-            }
-          };
-      case ENTER_SYSCALL -> atEntry(b -> b.invokestatic(HOOKS, "enterSyscall", BOOLEAN).pop());
-      case EXIT_SYSCALL -> atEntry(b -> b.invokestatic(HOOKS, "exitSyscall", VOID));
-      case ENTER_UNLESS_TRUE ->
-          new CodeTransform() {
-            @Override
-            public void atStart(CodeBuilder b) {
-              Label skip = b.newLabel();
-              b.iload(0).ifne(skip);
-              suppressed(b, t -> t.invokestatic(HOOKS, "enterSyscall", BOOLEAN).pop());
-              b.labelBinding(skip);
-            }
-
-            @Override
-            public void accept(CodeBuilder b, CodeElement e) {
-              b.with(e);
-            }
-          };
       case SYSCALL_BRACKET -> new Bracket("enterSyscall", "exitSyscall");
       case NETPOLL_BRACKET -> new Bracket("enterNetpoll", "exitNetpoll");
-      case KNOWN_QUEUED_WORK ->
-          new CodeTransform() {
-            private int v = -1;
-
-            @Override
-            public void accept(CodeBuilder b, CodeElement e) {
-              if (e instanceof ReturnInstruction r && r.typeKind() == TypeKind.INT) {
-                if (v < 0) {
-                  v = b.allocateLocal(TypeKind.INT);
-                }
-                int slot = v;
-                b.istore(slot);
-                suppressed(
-                    b,
-                    t ->
-                        t.iload(slot)
-                            .invokestatic(HOOKS, "hasKnownQueuedWork", BOOLEAN_OF_BOOLEAN)
-                            .istore(slot));
-                b.iload(slot);
-              }
-              b.with(e);
-            }
-          };
+      case KNOWN_QUEUED_WORK -> new KnownQueuedWork();
+      default -> new AtEntry(hook);
     };
   }
 
-  /** A transform that puts {@code call}, suppressed, before the method's first instruction. */
-  private static CodeTransform atEntry(java.util.function.Consumer<CodeBuilder> call) {
-    return new CodeTransform() {
-      @Override
-      public void atStart(CodeBuilder b) {
-        suppressed(b, call);
-      }
-
-      @Override
-      public void accept(CodeBuilder b, CodeElement e) {
-        b.with(e);
-      }
-    };
+  /**
+   * Opens {@code try { ... } catch (Throwable ignored) {}} around the code emitted until {@link
+   * #endSuppressed}; the stack must be empty around it. What {@code CodeBuilder.trying} with
+   * {@code catchingAll(pop)} emits, without its two lambdas per call.
+   */
+  private static Label beginSuppressed(CodeBuilder b) {
+    return b.newBoundLabel();
   }
 
-  /** {@code try { call } catch (Throwable ignored) {}}; the stack must be empty around it. */
-  private static void suppressed(CodeBuilder b, java.util.function.Consumer<CodeBuilder> call) {
-    b.trying(call::accept, c -> c.catchingAll(CodeBuilder::pop));
+  /** Closes the block {@link #beginSuppressed} opened at {@code start}. */
+  private static void endSuppressed(CodeBuilder b, Label start) {
+    Label end = b.newBoundLabel();
+    Label after = b.newLabel();
+    b.goto_(after);
+    Label handler = b.newBoundLabel();
+    b.pop();
+    b.labelBinding(after);
+    b.exceptionCatchAll(start, end, handler);
+  }
+
+  /** SCHEDULER, SCHEDULE, ENTER_SYSCALL, EXIT_SYSCALL, ENTER_UNLESS_TRUE: all at entry. */
+  private static final class AtEntry implements CodeTransform {
+    private final Hook hook;
+
+    AtEntry(Hook hook) {
+      this.hook = hook;
+    }
+
+    @Override
+    public void atStart(CodeBuilder b) {
+      switch (hook) {
+        case SCHEDULER -> {
+          Label s = beginSuppressed(b);
+          b.aload(1).invokestatic(HOOKS, "scheduler", EXECUTOR_OF_EXECUTOR).astore(1);
+          endSuppressed(b, s);
+        }
+        case SCHEDULE -> {
+          // locals: 0 this, 1 command, 2-3 delay, 4 unit
+          int f = b.allocateLocal(TypeKind.REFERENCE);
+          b.aconst_null().astore(f);
+          Label s = beginSuppressed(b);
+          b.aload(0)
+              .getfield(VIRTUAL_THREAD, "scheduler", EXECUTOR)
+              .aload(1)
+              .lload(2)
+              .aload(4)
+              .invokestatic(HOOKS, "schedule", FUTURE_OF_SCHEDULE)
+              .astore(f);
+          endSuppressed(b, s);
+          Label body = b.newLabel();
+          b.aload(f).ifnull(body).aload(f).areturn();
+          b.labelBinding(body);
+        }
+        case ENTER_SYSCALL -> {
+          Label s = beginSuppressed(b);
+          b.invokestatic(HOOKS, "enterSyscall", BOOLEAN).pop();
+          endSuppressed(b, s);
+        }
+        case EXIT_SYSCALL -> {
+          Label s = beginSuppressed(b);
+          b.invokestatic(HOOKS, "exitSyscall", VOID);
+          endSuppressed(b, s);
+        }
+        case ENTER_UNLESS_TRUE -> {
+          Label skip = b.newLabel();
+          b.iload(0).ifne(skip);
+          Label s = beginSuppressed(b);
+          b.invokestatic(HOOKS, "enterSyscall", BOOLEAN).pop();
+          endSuppressed(b, s);
+          b.labelBinding(skip);
+        }
+        default -> throw new IllegalArgumentException(hook + " is not woven at entry");
+      }
+    }
+
+    @Override
+    public void accept(CodeBuilder b, CodeElement e) {
+      b.with(e);
+    }
+  }
+
+  /** KNOWN_QUEUED_WORK; one instance per method. */
+  private static final class KnownQueuedWork implements CodeTransform {
+    private int v = -1;
+
+    @Override
+    public void accept(CodeBuilder b, CodeElement e) {
+      if (e instanceof ReturnInstruction r && r.typeKind() == TypeKind.INT) {
+        if (v < 0) {
+          v = b.allocateLocal(TypeKind.INT);
+        }
+        b.istore(v);
+        Label s = beginSuppressed(b);
+        b.iload(v).invokestatic(HOOKS, "hasKnownQueuedWork", BOOLEAN_OF_BOOLEAN).istore(v);
+        endSuppressed(b, s);
+        b.iload(v);
+      }
+      b.with(e);
+    }
   }
 
   /** SYSCALL_BRACKET and NETPOLL_BRACKET: see 'JDK weaving'. One instance per method. */
@@ -348,10 +403,11 @@ final class JdkWeaver implements ClassFileTransformer {
 
     @Override
     public void atStart(CodeBuilder b) {
-      int e = b.allocateLocal(TypeKind.BOOLEAN);
-      entered = e;
-      b.iconst_0().istore(e);
-      suppressed(b, t -> t.invokestatic(HOOKS, enter, BOOLEAN).istore(e));
+      entered = b.allocateLocal(TypeKind.BOOLEAN);
+      b.iconst_0().istore(entered);
+      Label s = beginSuppressed(b);
+      b.invokestatic(HOOKS, enter, BOOLEAN).istore(entered);
+      endSuppressed(b, s);
       start = b.newBoundLabel();
     }
 
@@ -387,8 +443,9 @@ final class JdkWeaver implements ClassFileTransformer {
     }
 
     private void callExit(CodeBuilder b) {
-      int e = entered;
-      suppressed(b, t -> t.iload(e).invokestatic(HOOKS, exit, VOID_OF_BOOLEAN));
+      Label s = beginSuppressed(b);
+      b.iload(entered).invokestatic(HOOKS, exit, VOID_OF_BOOLEAN);
+      endSuppressed(b, s);
     }
   }
 

@@ -1,12 +1,8 @@
 package io.gmp4j.agent;
 
-import java.lang.reflect.Constructor;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-
 /**
- * Finds the loop-poll injector by name, so that the agent builds and runs whether or not the
- * {@code io.gmp4j.agent.poll} package is present.
+ * Finds the loop-poll injector, so that the agent builds and runs whether or not the {@code
+ * io.gmp4j.agent.poll} package is present.
  *
  * <h2>Poll injector contract</h2>
  *
@@ -24,8 +20,14 @@ import java.lang.reflect.Method;
  * It is called only through {@link PreemptPollTransformer}, which has already filtered out JDK,
  * agent and runtime classes.
  *
- * <p>Rejected: a compile-time reference. The two halves are written separately; reflection keeps
- * this module compiling and the agent working (without polls) while the injector is missing.
+ * <p>Its presence is checked by name ({@code Class.forName} without initialisation); then it is
+ * built and called directly ({@link Direct}). HotSpot resolves the direct references only when
+ * they first run, so a jar without the package still loads this class and gets one line.
+ *
+ * <p>Rejected: calling it by reflection, as this class did until issue 11's fourth start-up
+ * session. The first {@code Method.invoke} builds the JDK's method-handle accessor for that
+ * signature, spinning lambda forms in the interpreter: about 18 ms of the first class an
+ * application loads, on hello world here.
  */
 final class PollInjectors {
   static final String INJECTOR = "io.gmp4j.agent.poll.PollInjector";
@@ -33,15 +35,12 @@ final class PollInjectors {
   private PollInjectors() {}
 
   /**
-   * The injector, or null (after one line on stderr) when the agent jar has none. Throws when it
-   * exists but cannot be created (InvocationTargetException wraps what its constructor threw).
-   * Called once, by the installer.
+   * The injector, or null (after one line on stderr) when the agent jar has none. Throws what
+   * its constructor throws when it exists but cannot be created. Called once, by the installer.
    */
-  static PreemptPollTransformer.Injector create(String include, String exclude, boolean prologue)
-      throws ReflectiveOperationException {
-    Class<?> type;
+  static PreemptPollTransformer.Injector create(String include, String exclude, boolean prologue) {
     try {
-      type = Class.forName(INJECTOR, true, PollInjectors.class.getClassLoader());
+      Class.forName(INJECTOR, false, PollInjectors.class.getClassLoader());
     } catch (ClassNotFoundException e) {
       Stderr.line(
           "gmp4j: this agent jar has no loop-poll injector ("
@@ -49,15 +48,20 @@ final class PollInjectors {
               + "); running Gs are not preempted, as with asyncpreemptoff=1");
       return null;
     }
-    Constructor<?> ctor = type.getConstructor(String.class, String.class, boolean.class);
-    Object injector = ctor.newInstance(include, exclude, prologue);
-    Method transform = type.getMethod("transform", ClassLoader.class, String.class, byte[].class);
-    return (loader, name, classfile) -> {
-      try {
-        return (byte[]) transform.invoke(injector, loader, name, classfile);
-      } catch (InvocationTargetException e) {
-        throw e.getCause();
-      }
-    };
+    return new Direct(new io.gmp4j.agent.poll.PollInjector(include, exclude, prologue));
+  }
+
+  /** The injector behind {@link PreemptPollTransformer.Injector}; a class, not a lambda. */
+  private static final class Direct implements PreemptPollTransformer.Injector {
+    private final io.gmp4j.agent.poll.PollInjector injector;
+
+    Direct(io.gmp4j.agent.poll.PollInjector injector) {
+      this.injector = injector;
+    }
+
+    @Override
+    public byte[] transform(ClassLoader loader, String name, byte[] classfile) {
+      return injector.transform(loader, name, classfile);
+    }
   }
 }

@@ -10,6 +10,29 @@ import io.gmp4j.exporter.GmpJmx;
 public final class Exporters {
   private Exporters() {}
 
+  /** The MXBean's registration; a class, not a lambda, which would link on premain's thread. */
+  private static final class Register implements Runnable {
+    private final java.util.function.Consumer<String> log;
+
+    Register(java.util.function.Consumer<String> log) {
+      this.log = log;
+    }
+
+    @Override
+    public void run() {
+      try {
+        GmpJmx.register();
+      } catch (Throwable t) {
+        log.accept(
+            "gmp4j: exporter: cannot register the MXBean "
+                + GmpJmx.OBJECT_NAME
+                + ": "
+                + t
+                + "; the app keeps running without it");
+      }
+    }
+  }
+
   /**
    * Registers the {@code io.gmp4j:type=Scheduler} MXBean on a daemon thread (initialising the
    * platform MBean server takes tens of milliseconds that premain should not wait for), and
@@ -17,21 +40,7 @@ public final class Exporters {
    * caller to print. Never throws. Called once, after the scheduler started.
    */
   public static String start(String host, String port, java.util.function.Consumer<String> log) {
-    Thread jmx =
-        new Thread(
-            () -> {
-              try {
-                GmpJmx.register();
-              } catch (Throwable t) {
-                log.accept(
-                    "gmp4j: exporter: cannot register the MXBean "
-                        + GmpJmx.OBJECT_NAME
-                        + ": "
-                        + t
-                        + "; the app keeps running without it");
-              }
-            },
-            "gmp4j-jmx-register");
+    Thread jmx = new Thread(new Register(log), "gmp4j-jmx-register");
     jmx.setDaemon(true);
     jmx.start();
 

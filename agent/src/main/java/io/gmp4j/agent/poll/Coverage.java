@@ -92,7 +92,23 @@ public final class Coverage {
   private final LongAdder instrumented = new LongAdder();
   private final LongAdder skipped = new LongAdder();
 
-  private record Key(String loader, String pkg) {}
+  /**
+   * A map key. {@code equals} and {@code hashCode} are written out: a record's own are linked by
+   * invokedynamic ({@code ObjectMethods}) at their first call, which is the first class an
+   * application loads, and that link took about 30 ms of interpreted method-handle spinning on
+   * hello world (issue 11's start-up item).
+   */
+  private record Key(String loader, String pkg) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Key k && loader.equals(k.loader) && pkg.equals(k.pkg);
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * loader.hashCode() + pkg.hashCode();
+    }
+  }
 
   private static final class Counts {
     final LongAdder instrumented = new LongAdder();
@@ -152,9 +168,45 @@ public final class Coverage {
   private Counts counts(ClassLoader loader, String internalClassName) {
     int slash = internalClassName.lastIndexOf('/');
     String pkg = slash < 0 ? "" : internalClassName.substring(0, slash).replace('/', '.');
-    Key key = new Key(loaderName(loader), pkg);
+    Key key = new Key(nameOf(loader), pkg);
     Counts c = packages.get(key);
-    return c != null ? c : packages.computeIfAbsent(key, k -> new Counts());
+    if (c != null) {
+      return c;
+    }
+    // Not computeIfAbsent's lambda: its first link costs more than the rare lost Counts here.
+    Counts fresh = new Counts();
+    Counts raced = packages.putIfAbsent(key, fresh);
+    return raced != null ? raced : fresh;
+  }
+
+  /**
+   * The last loader named and its name: nearly every class an application loads comes from the
+   * loader of the one before, and the name costs a concatenation and an identity hash. Weak, so
+   * that an unloaded web application's loader is not kept. Any thread; a race only names a loader
+   * twice.
+   */
+  private volatile LastLoader lastLoader;
+
+  private static final class LastLoader {
+    final java.lang.ref.WeakReference<ClassLoader> loader;
+    final String name;
+
+    LastLoader(ClassLoader loader, String name) {
+      this.loader = new java.lang.ref.WeakReference<>(loader);
+      this.name = name;
+    }
+  }
+
+  private String nameOf(ClassLoader loader) {
+    LastLoader last = lastLoader;
+    if (last != null && loader != null && last.loader.get() == loader) {
+      return last.name;
+    }
+    String name = loaderName(loader);
+    if (loader != null) {
+      lastLoader = new LastLoader(loader, name);
+    }
+    return name;
   }
 
   /** {@code app@1b6d3586}: the loader's name (or class) and identity; {@code boot} for null. */
