@@ -360,8 +360,8 @@ public final class Sched {
       gp.trackingStamp = now;
     }
     if (Trace.on(Trace.GO_RUN)) {
-      if (now == 0) {
-        now = System.nanoTime();
+      if (now == 0 && (was == Goroutine.RUNNING || !Trace.latencySampled())) {
+        now = System.nanoTime(); // else 0: this readying's latency is not measured
       }
       gp.traceRunnableSince = now;
       if (was == Goroutine.RUNNING) {

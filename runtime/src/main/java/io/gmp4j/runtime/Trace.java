@@ -233,6 +233,15 @@ final class Trace {
   /** System.nanoTime to JFR ticks, or null until measured: see 'The slice record'. */
   private static volatile TickClock clock;
 
+  /**
+   * Whether schedLatency is measured only for the readyings that take Go's tracking stamp (one in
+   * eight): while every recording's GoRun threshold is at least {@link #SKIP_END_MIN} ('Cost').
+   * Called by Sched.ready with GoRun on.
+   */
+  static boolean latencySampled() {
+    return runSkipEnd;
+  }
+
   /** Whether the event with {@code bit} may be on. Any thread; one opaque load. */
   static boolean on(int bit) {
     return ((int) ENABLED.getOpaque() & bit) != 0; // pairs with setOpaque in refresh
@@ -528,8 +537,18 @@ final class Trace {
    * where it went. Called by Sched.ready with the bit set.
    */
   static Object unblockBegin(Goroutine gp) {
-    TraceEvents.GoUnblock e = new TraceEvents.GoUnblock();
-    e.begin(); // before the G is queued: its next run must not start before its unblock
+    TraceEvents.GoUnblock e = null;
+    Machine mp = committer();
+    if (mp != null && mp.traceUnblockFreeCount != 0) {
+      int n = --mp.traceUnblockFreeCount;
+      e = (TraceEvents.GoUnblock) mp.traceUnblockFree[n];
+      mp.traceUnblockFree[n] = null;
+    }
+    if (e == null) {
+      e = new TraceEvents.GoUnblock();
+    }
+    e.begin(); // both implicit fields set anew ('Reused event objects') // before the G is
+    // queued: its next run must not start before its unblock
     e.goid = gp.goid;
     e.byGoid = currentGoid();
     return e;
@@ -540,14 +559,56 @@ final class Trace {
     TraceEvents.GoUnblock e = (TraceEvents.GoUnblock) unblock;
     e.to = to;
     e.end();
-    commitOnCarrier(e);
+    Machine mp = committer();
+    if (mp == null) {
+      e.commit();
+    } else if (Thread.currentThread() == mp) {
+      e.commit();
+      recycle(mp, e);
+    } else {
+      commitOn(mp, e); // flush recycles it
+    }
+  }
+
+  /**
+   * The M that commits the caller's events: the caller if it is an M, the carrier if it is a
+   * virtual thread mounted on an M, else null. Its reuse stacks are confined to it and its G.
+   */
+  private static Machine committer() {
+    Thread ct = Thread.currentThread();
+    if (ct instanceof Machine mp) {
+      return mp;
+    }
+    return ct.isVirtual() && VirtualThreads.carrier(ct) instanceof Machine mp ? mp : null;
+  }
+
+  /** Keeps committed GoUnblock {@code e} for mp's next one. Called by mp, or its G. */
+  private static void recycle(Machine mp, Object e) {
+    Object[] free = mp.traceUnblockFree;
+    if (free == null) {
+      free = mp.traceUnblockFree = new Object[PENDING];
+    }
+    int n = mp.traceUnblockFreeCount;
+    if (n < free.length) {
+      free[n] = e;
+      mp.traceUnblockFreeCount = n + 1;
+    }
   }
 
   /** GoDestroy, on the M. Called by Sched.gdestroy with the bit set. */
   static void goDestroy(Goroutine gp) {
-    TraceEvents.GoDestroy e = new TraceEvents.GoDestroy();
+    TraceEvents.GoDestroy e;
+    if (Thread.currentThread() instanceof Machine mp) {
+      e = (TraceEvents.GoDestroy) mp.traceDestroyEvent;
+      if (e == null) {
+        e = new TraceEvents.GoDestroy();
+        mp.traceDestroyEvent = e;
+      }
+    } else {
+      e = new TraceEvents.GoDestroy();
+    }
     e.goid = gp.goid;
-    e.commit();
+    e.commit(); // an instant: startTime stays 0, commit takes the time ('Reused event objects')
   }
 
   /** The goid of the G running the caller, or of an M's current G, else 0. Any thread. */
@@ -624,7 +685,18 @@ final class Trace {
     if (stop - begin < runThreshold) {
       return;
     }
-    TraceEvents.GoRun e = runEvent(mp, begin);
+    TraceEvents.GoRun e;
+    if (Thread.currentThread() == mp) {
+      // Committed now, on mp: its own GoRun object again ('Reused event objects').
+      e = (TraceEvents.GoRun) mp.traceRunEvent;
+      if (e == null) {
+        e = new TraceEvents.GoRun();
+        mp.traceRunEvent = e;
+      }
+      fill(e, mp, begin);
+    } else {
+      e = runEvent(mp, begin); // the G's, queued: an object of its own
+    }
     e.end = END_NAMES[end];
     e.waitReason = waitReason == null ? "" : waitReason;
     if (setTimes(e, begin, stop)) {
@@ -669,6 +741,12 @@ final class Trace {
 
   private static TraceEvents.GoRun runEvent(Machine mp, long begin) {
     TraceEvents.GoRun e = new TraceEvents.GoRun();
+    fill(e, mp, begin);
+    return e;
+  }
+
+  /** Sets every field of GoRun {@code e} but its times and end from mp's slice record. */
+  private static void fill(TraceEvents.GoRun e, Machine mp, long begin) {
     e.goid = mp.traceRunGoid;
     e.p = mp.traceRunP;
     e.m = mp.id;
@@ -676,7 +754,6 @@ final class Trace {
     e.schedLatency = mp.traceRunLatency;
     e.beginNanos = begin;
     e.waitReason = ""; // sysmon's hand-off sets none; runEnd's callers set theirs
-    return e;
   }
 
   /** Drops mp's open slice (a spurious run, or one that sysmon took). Called by mp. */
@@ -800,8 +877,12 @@ final class Trace {
     }
     Object[] q = mp.tracePending;
     for (int i = 0; i < n; i++) {
-      ((jdk.jfr.Event) q[i]).commit();
+      Object e = q[i];
+      ((jdk.jfr.Event) e).commit();
       q[i] = null;
+      if (e instanceof TraceEvents.GoUnblock) {
+        recycle(mp, e);
+      }
     }
     mp.tracePendingCount = 0;
   }
