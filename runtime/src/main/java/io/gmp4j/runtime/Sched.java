@@ -427,7 +427,7 @@ public final class Sched {
     if (!gp.setDead()) {
       return; // the other M of a duplicate submit destroyed it (and counted ngsys down)
     }
-    if (Trace.on(Trace.GO_RUN)) {
+    if (Trace.on(Trace.GO_RUN) && Trace.destroyStamped()) {
       // The M of the exit may not be back yet: 'The end of a run' in Trace.
       gp.traceRunnableSinceVolatile(System.nanoTime());
     }

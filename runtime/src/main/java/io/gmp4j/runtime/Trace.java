@@ -130,12 +130,36 @@ import jdk.jfr.Recording;
  * 'Hog hand-off' in {@link HogHandoff}); sysmon reads the open slice only between its acquire of
  * the M's phold word and its retake CAS, when the run number pins it.
  *
+ * <h3>Reused event objects</h3>
+ *
+ * An M commits the same GoRun and GoDestroy object again and again, and keeps a stack of the
+ * GoUnblocks its Gs queued, which they fill again (Machine.traceRunEvent, traceDestroyEvent,
+ * traceUnblockFree). This is safe because of what JDK 25's instrumented event methods do (read
+ * in jdk.jfr.internal.EventInstrumentation): {@code begin()} sets {@code startTime}, {@code
+ * end()} sets {@code duration}, and {@code commit()} reads the event's fields and writes them
+ * to the thread's JFR buffer before it returns; it writes a field of the object only to fill a
+ * {@code duration} left at 0 after a begin, or a {@code startTime} of a throttled event (none of
+ * ours is). So an object whose fields are all set again before each commit, by one thread at a
+ * time, records what a new one would: GoRun's times are set through the VarHandles, a
+ * GoUnblock gets {@code begin()} and {@code end()} each time, and GoDestroy, an instant, never
+ * has {@code startTime} set, so commit times it now. Each object is confined like the slice
+ * record: to the M and the G mounted on it. A GoRun the G queues (entersyscall) or sysmon
+ * commits, and the other events, are still allocated per event.
+ *
  * <h3>Cost</h3>
  *
  * Off: one opaque load and a branch per site (ready, execute, the syscall bracket, steal,
- * idle-list operations); nothing in Preempt.poll. gmp4j.jfc: the slice record above, and a
- * {@code System.nanoTime} per readying (schedLatency). gmp4j-detail.jfc: an event object per
- * event and JFR's thread-local write per commit.
+ * idle-list operations); nothing in Preempt.poll. gmp4j.jfc: the slice record above, whose
+ * begin costs a {@code System.nanoTime} per run (35-75 ns on the 2-vCPU Xeon VM, even with the
+ * TSC clock source), and nothing per readying: while every recording's GoRun threshold is at
+ * least {@link #SKIP_END_MIN}, the readying takes no clock read of its own, and schedLatency is
+ * measured only for the readyings that take Go's tracking stamp (one in eight, the ones {@code
+ * /sched/latencies} samples) and is 0 for the others; a readying that finds the G still
+ * running still reads the clock, for 'The end of a run'. With a shorter threshold, every
+ * readying is timed. Found with JFR's own execution samples at 1 ms: with the readying's clock
+ * read, gmp4j.jfc moved about 10% of the ping-pong's samples into the two safepoint polls
+ * after the two clock reads. gmp4j-detail.jfc: an event object per event but the reused ones
+ * above, and JFR's thread-local write per commit.
  *
  * <p>One cost is the machine's, not ours: on AVX-512 CPUs, C2 code that allocates or copies
  * with 512-bit registers leaves their upper halves dirty, and the JDK's thaw, C++ compiled with
@@ -240,6 +264,16 @@ final class Trace {
    */
   static boolean latencySampled() {
     return runSkipEnd;
+  }
+
+  /**
+   * Whether gdestroy stamps the G for an exit M not back yet ('The end of a run'): the stamp keeps
+   * that M's last GoRun of the G before its GoDestroy, so it is needed only while GoDestroy is
+   * on or slices are short enough to be many; a thresholded GoRun alone (gmp4j.jfc) goes without,
+   * and such a slice may then end up to that M's return later. Called by gdestroy with GoRun on.
+   */
+  static boolean destroyStamped() {
+    return !runSkipEnd || on(GO_DESTROY);
   }
 
   /** Whether the event with {@code bit} may be on. Any thread; one opaque load. */
