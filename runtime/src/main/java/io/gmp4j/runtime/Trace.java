@@ -120,8 +120,9 @@ import jdk.jfr.Recording;
  * readied it ({@link #runStoppedBy}, before it queues the G: the M's own carrier-side submit of
  * a yield in {@code Machine.traceRunStopOwn}, any other readier as a {@link StopStamp} in the
  * M's volatile {@code traceRunStoppedBy}, named by goid and readying sequence so that a late
- * readier of an older slice is ignored); and gdestroy's stamp ({@link #destroyStamped}: not for a thresholded GoRun without GoDestroy) when another M destroyed the G
- * after a duplicate submit while the M of the exit was still on its way back. The readier finds
+ * readier of an older slice is ignored); and gdestroy's stamp ({@link #destroyStamped}: not
+ * for a thresholded GoRun without GoDestroy) when another M destroyed the G after a duplicate
+ * submit while the M of the exit was still on its way back. The readier finds
  * the M in {@code gp.m}: the JDK's state write at the park orders the M's write of it before the
  * readier's read. If the M reads no stamp, the readier's write, and so the G's next run, come
  * after the M's read, and so after its clock read.
@@ -139,8 +140,9 @@ import jdk.jfr.Recording;
  * end()} sets {@code duration}, and {@code commit()} reads the event's fields and writes them
  * to the thread's JFR buffer before it returns; it writes a field of the object only to fill a
  * {@code duration} left at 0 after a begin, or the {@code startTime} of a {@code @Throttle}
- * event (none of ours has one). So an object whose fields are all set again before each commit, by one thread at a
- * time, records what a new one would: GoRun's times are set through the VarHandles, a
+ * event (none of ours has one). So an object whose fields are all set again before each
+ * commit, by one thread at a time, records what a new one would: GoRun's times are set through
+ * the VarHandles, a
  * GoUnblock gets {@code begin()} and {@code end()} each time, and GoDestroy, an instant, never
  * has {@code startTime} set, so commit times it now. Each object is confined like the slice
  * record: to the M and the G mounted on it. A GoRun the G queues (entersyscall) or sysmon
