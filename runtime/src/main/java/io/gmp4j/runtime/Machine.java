@@ -202,6 +202,19 @@ final class Machine extends Thread {
   int tracePendingCount;
 
   /**
+   * Event objects this M commits again and again instead of allocating one per event (see
+   * 'Reused event objects' in Trace): its GoRun and GoDestroy, and a stack of GoUnblocks that
+   * its Gs fill and it commits. Null until first used.
+   */
+  Object traceRunEvent;
+
+  Object traceDestroyEvent;
+
+  Object[] traceUnblockFree;
+
+  int traceUnblockFreeCount;
+
+  /**
    * How the current run yielded (Trace.END_GOSCHED or END_PREEMPTED), or -1: written by
    * Sched.ready when this M's carrier-side code submits its own yielding G, which happens before
    * that G can run anywhere else, so the answer is this run's.

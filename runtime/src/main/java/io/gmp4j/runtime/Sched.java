@@ -366,8 +366,8 @@ public final class Sched {
       gp.trackingStamp = now;
     }
     if (Trace.on(Trace.GO_RUN)) {
-      if (now == 0) {
-        now = System.nanoTime();
+      if (now == 0 && (was == Goroutine.RUNNING || !Trace.latencySampled())) {
+        now = System.nanoTime(); // else 0: this readying's latency is not measured
       }
       gp.traceRunnableSince = now;
       if (was == Goroutine.RUNNING) {
@@ -433,7 +433,7 @@ public final class Sched {
     if (!gp.setDead()) {
       return; // the other M of a duplicate submit destroyed it (and counted ngsys down)
     }
-    if (Trace.on(Trace.GO_RUN)) {
+    if (Trace.on(Trace.GO_RUN) && Trace.destroyStamped()) {
       // The M of the exit may not be back yet: 'The end of a run' in Trace.
       gp.traceRunnableSinceVolatile(System.nanoTime());
     }

@@ -120,8 +120,9 @@ import jdk.jfr.Recording;
  * readied it ({@link #runStoppedBy}, before it queues the G: the M's own carrier-side submit of
  * a yield in {@code Machine.traceRunStopOwn}, any other readier as a {@link StopStamp} in the
  * M's volatile {@code traceRunStoppedBy}, named by goid and readying sequence so that a late
- * readier of an older slice is ignored); and gdestroy's stamp when another M destroyed the G
- * after a duplicate submit while the M of the exit was still on its way back. The readier finds
+ * readier of an older slice is ignored); and gdestroy's stamp ({@link #destroyStamped}: not
+ * for a thresholded GoRun without GoDestroy) when another M destroyed the G after a duplicate
+ * submit while the M of the exit was still on its way back. The readier finds
  * the M in {@code gp.m}: the JDK's state write at the park orders the M's write of it before the
  * readier's read. If the M reads no stamp, the readier's write, and so the G's next run, come
  * after the M's read, and so after its clock read.
@@ -130,12 +131,37 @@ import jdk.jfr.Recording;
  * 'Hog hand-off' in {@link HogHandoff}); sysmon reads the open slice only between its acquire of
  * the M's phold word and its retake CAS, when the run number pins it.
  *
+ * <h3>Reused event objects</h3>
+ *
+ * An M commits the same GoRun and GoDestroy object again and again, and keeps a stack of the
+ * GoUnblocks its Gs queued, which they fill again (Machine.traceRunEvent, traceDestroyEvent,
+ * traceUnblockFree). This is safe because of what JDK 25's instrumented event methods do (read
+ * in jdk.jfr.internal.EventInstrumentation): {@code begin()} sets {@code startTime}, {@code
+ * end()} sets {@code duration}, and {@code commit()} reads the event's fields and writes them
+ * to the thread's JFR buffer before it returns; it writes a field of the object only to fill a
+ * {@code duration} left at 0 after a begin, or the {@code startTime} of a {@code @Throttle}
+ * event (none of ours has one). So an object whose fields are all set again before each
+ * commit, by one thread at a time, records what a new one would: GoRun's times are set through
+ * the VarHandles, a
+ * GoUnblock gets {@code begin()} and {@code end()} each time, and GoDestroy, an instant, never
+ * has {@code startTime} set, so commit times it now. Each object is confined like the slice
+ * record: to the M and the G mounted on it. A GoRun the G queues (entersyscall) or sysmon
+ * commits, and the other events, are still allocated per event.
+ *
  * <h3>Cost</h3>
  *
  * Off: one opaque load and a branch per site (ready, execute, the syscall bracket, steal,
- * idle-list operations); nothing in Preempt.poll. gmp4j.jfc: the slice record above, and a
- * {@code System.nanoTime} per readying (schedLatency). gmp4j-detail.jfc: an event object per
- * event and JFR's thread-local write per commit.
+ * idle-list operations); nothing in Preempt.poll. gmp4j.jfc: the slice record above, whose
+ * begin costs a {@code System.nanoTime} per run (35-75 ns on the 2-vCPU Xeon VM, even with the
+ * TSC clock source), and nothing per readying: while every recording's GoRun threshold is at
+ * least {@link #SKIP_END_MIN}, the readying takes no clock read of its own, and schedLatency is
+ * measured only for the readyings that take Go's tracking stamp (one in eight, the ones {@code
+ * /sched/latencies} samples) and is 0 for the others; a readying that finds the G still
+ * running still reads the clock, for 'The end of a run'. With a shorter threshold, every
+ * readying is timed. Found with JFR's own execution samples at 1 ms: with the readying's clock
+ * read, gmp4j.jfc moved about 10% of the ping-pong's samples into the two safepoint polls
+ * after the two clock reads. gmp4j-detail.jfc: an event object per event but the reused ones
+ * above, and JFR's thread-local write per commit.
  *
  * <p>One cost is the machine's, not ours: on AVX-512 CPUs, C2 code that allocates or copies
  * with 512-bit registers leaves their upper halves dirty, and the JDK's thaw, C++ compiled with
@@ -232,6 +258,25 @@ final class Trace {
 
   /** System.nanoTime to JFR ticks, or null until measured: see 'The slice record'. */
   private static volatile TickClock clock;
+
+  /**
+   * Whether schedLatency is measured only for the readyings that take Go's tracking stamp (one in
+   * eight): while every recording's GoRun threshold is at least {@link #SKIP_END_MIN} ('Cost').
+   * Called by Sched.ready with GoRun on.
+   */
+  static boolean latencySampled() {
+    return runSkipEnd;
+  }
+
+  /**
+   * Whether gdestroy stamps the G for an exit M not back yet ('The end of a run'): the stamp keeps
+   * that M's last GoRun of the G before its GoDestroy, so it is needed only while GoDestroy is
+   * on or slices are short enough to be many; a thresholded GoRun alone (gmp4j.jfc) goes without,
+   * and such a slice may then end up to that M's return later. Called by gdestroy with GoRun on.
+   */
+  static boolean destroyStamped() {
+    return !runSkipEnd || on(GO_DESTROY);
+  }
 
   /** Whether the event with {@code bit} may be on. Any thread; one opaque load. */
   static boolean on(int bit) {
@@ -528,8 +573,18 @@ final class Trace {
    * where it went. Called by Sched.ready with the bit set.
    */
   static Object unblockBegin(Goroutine gp) {
-    TraceEvents.GoUnblock e = new TraceEvents.GoUnblock();
-    e.begin(); // before the G is queued: its next run must not start before its unblock
+    TraceEvents.GoUnblock e = null;
+    Machine mp = committer();
+    if (mp != null && mp.traceUnblockFreeCount != 0) {
+      int n = --mp.traceUnblockFreeCount;
+      e = (TraceEvents.GoUnblock) mp.traceUnblockFree[n];
+      mp.traceUnblockFree[n] = null;
+    }
+    if (e == null) {
+      e = new TraceEvents.GoUnblock();
+    }
+    e.begin(); // both implicit fields set anew ('Reused event objects') // before the G is
+    // queued: its next run must not start before its unblock
     e.goid = gp.goid;
     e.byGoid = currentGoid();
     return e;
@@ -540,14 +595,56 @@ final class Trace {
     TraceEvents.GoUnblock e = (TraceEvents.GoUnblock) unblock;
     e.to = to;
     e.end();
-    commitOnCarrier(e);
+    Machine mp = committer();
+    if (mp == null) {
+      e.commit();
+    } else if (Thread.currentThread() == mp) {
+      e.commit();
+      recycle(mp, e);
+    } else {
+      commitOn(mp, e); // flush recycles it
+    }
+  }
+
+  /**
+   * The M that commits the caller's events: the caller if it is an M, the carrier if it is a
+   * virtual thread mounted on an M, else null. Its reuse stacks are confined to it and its G.
+   */
+  private static Machine committer() {
+    Thread ct = Thread.currentThread();
+    if (ct instanceof Machine mp) {
+      return mp;
+    }
+    return ct.isVirtual() && VirtualThreads.carrier(ct) instanceof Machine mp ? mp : null;
+  }
+
+  /** Keeps committed GoUnblock {@code e} for mp's next one. Called by mp, or its G. */
+  private static void recycle(Machine mp, Object e) {
+    Object[] free = mp.traceUnblockFree;
+    if (free == null) {
+      free = mp.traceUnblockFree = new Object[PENDING];
+    }
+    int n = mp.traceUnblockFreeCount;
+    if (n < free.length) {
+      free[n] = e;
+      mp.traceUnblockFreeCount = n + 1;
+    }
   }
 
   /** GoDestroy, on the M. Called by Sched.gdestroy with the bit set. */
   static void goDestroy(Goroutine gp) {
-    TraceEvents.GoDestroy e = new TraceEvents.GoDestroy();
+    TraceEvents.GoDestroy e;
+    if (Thread.currentThread() instanceof Machine mp) {
+      e = (TraceEvents.GoDestroy) mp.traceDestroyEvent;
+      if (e == null) {
+        e = new TraceEvents.GoDestroy();
+        mp.traceDestroyEvent = e;
+      }
+    } else {
+      e = new TraceEvents.GoDestroy();
+    }
     e.goid = gp.goid;
-    e.commit();
+    e.commit(); // an instant: startTime stays 0, commit takes the time ('Reused event objects')
   }
 
   /** The goid of the G running the caller, or of an M's current G, else 0. Any thread. */
@@ -624,7 +721,18 @@ final class Trace {
     if (stop - begin < runThreshold) {
       return;
     }
-    TraceEvents.GoRun e = runEvent(mp, begin);
+    TraceEvents.GoRun e;
+    if (Thread.currentThread() == mp) {
+      // Committed now, on mp: its own GoRun object again ('Reused event objects').
+      e = (TraceEvents.GoRun) mp.traceRunEvent;
+      if (e == null) {
+        e = new TraceEvents.GoRun();
+        mp.traceRunEvent = e;
+      }
+      fill(e, mp, begin);
+    } else {
+      e = runEvent(mp, begin); // the G's, queued: an object of its own
+    }
     e.end = END_NAMES[end];
     e.waitReason = waitReason == null ? "" : waitReason;
     if (setTimes(e, begin, stop)) {
@@ -669,6 +777,12 @@ final class Trace {
 
   private static TraceEvents.GoRun runEvent(Machine mp, long begin) {
     TraceEvents.GoRun e = new TraceEvents.GoRun();
+    fill(e, mp, begin);
+    return e;
+  }
+
+  /** Sets every field of GoRun {@code e} but its times and end from mp's slice record. */
+  private static void fill(TraceEvents.GoRun e, Machine mp, long begin) {
     e.goid = mp.traceRunGoid;
     e.p = mp.traceRunP;
     e.m = mp.id;
@@ -676,7 +790,6 @@ final class Trace {
     e.schedLatency = mp.traceRunLatency;
     e.beginNanos = begin;
     e.waitReason = ""; // sysmon's hand-off sets none; runEnd's callers set theirs
-    return e;
   }
 
   /** Drops mp's open slice (a spurious run, or one that sysmon took). Called by mp. */
@@ -800,8 +913,12 @@ final class Trace {
     }
     Object[] q = mp.tracePending;
     for (int i = 0; i < n; i++) {
-      ((jdk.jfr.Event) q[i]).commit();
+      Object e = q[i];
+      ((jdk.jfr.Event) e).commit();
       q[i] = null;
+      if (e instanceof TraceEvents.GoUnblock) {
+        recycle(mp, e);
+      }
     }
     mp.tracePendingCount = 0;
   }

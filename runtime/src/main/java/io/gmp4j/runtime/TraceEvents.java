@@ -99,7 +99,8 @@ final class TraceEvents {
     @Label("Scheduling Latency")
     @Description(
         "How long it was runnable before this run; 0 for a run that resumes after a"
-            + " syscall on the same P")
+            + " syscall on the same P, and 0 when not measured: with a GoRun threshold of"
+            + " 10 ms or more (gmp4j.jfc), only one readying in eight is timed")
     @Timespan(Timespan.NANOSECONDS)
     long schedLatency;
 
