@@ -184,15 +184,23 @@ final class Analysis {
     return data.handoffs.stream().filter(h -> !h.reason().equals("syscall")).count();
   }
 
+  /**
+   * GoRun had a threshold: then the runtime measures schedLatency only for the readyings that
+   * take Go's 1-in-8 tracking stamp (Trace.latencySampled), and a 0 means "not measured".
+   */
+  private boolean runThresholded;
+
   private void settingsWarnings() {
     String t = data.threshold("gmp4j.GoRun");
     if (t != null && !t.matches("0\\s*[a-z]*")) {
+      runThresholded = true;
       warnings.add(
           "gmp4j.GoRun had a threshold of "
               + t
               + " in this recording: shorter runs"
-              + " are missing, so run, wait and latency numbers are about long runs only (record"
-              + " with jfr.settings=detail for all of them)");
+              + " are missing, so run, wait and latency numbers are about long runs only, and"
+              + " their latency is measured for one readying in eight (record with"
+              + " jfr.settings=detail for all of them)");
     }
     if (!data.recorded("gmp4j.GoRun")) {
       warnings.add("gmp4j.GoRun was not recorded: no run, wait or latency numbers");
@@ -303,7 +311,7 @@ final class Analysis {
         if (prev != null && prev.endReason().equals("handoff")) {
           g.offP += Math.max(0, r.start() - prev.end() - r.latency());
         }
-        if (source != null) {
+        if (source != null && !(runThresholded && r.latency() == 0)) { // 0: not measured
           g.schedWait += r.latency();
           latencies.add(new Latency(r.latency(), source, r.goid(), r.p(), r.start()));
         }
