@@ -46,17 +46,20 @@ import java.util.concurrent.locks.LockSupport;
  * from the global queue. The gate bounds the cost: a program whose wake-ups all come from Gs
  * never spins beyond Go's phase, and a wake-up from a JDK thread buys each M at most one spin.
  *
- * <p>Two more steps make the spinner be there when the wake-up comes. An M whose run ended,
- * while JDK threads ready Gs, becomes a spinner at once (spinEarly, within Go's limit of half
- * the busy Ps), not only in findRunnable: a readier that came in between would otherwise see no
- * spinner and wake a second M. And Go's resetspinning, which makes the last spinner to find
+ * <p>Two more steps make the spinner be there when the wake-up comes. An M whose run ended with
+ * no work in sight (its own queue and the global one empty), if a JDK thread readied a G since
+ * it last did this, becomes a spinner at once (spinEarly, within Go's limit of half the busy
+ * Ps), not only in findRunnable: a readier that came in between would otherwise see no spinner
+ * and wake a second M. And Go's resetspinning, which makes the last spinner to find
  * work wake another, does so after a JDK thread's wake-up (caught by the spin, or taken from
  * the wake-up segment) only if work is in sight (the global queue, a P's local queue):
  * otherwise each catch would wake the other idle M, which would find nothing and park, and the
  * two Ms would trade the G at every wake-up, a futex wake each time. After any other find, it
  * wakes one as Go does (BenchmarkWakeupParallelSpinning's ramp-up). Skipping that wake-up
- * loses no work, by the 'Delicate dance': nmspinning is dropped (a full fence) before the looks,
- * so a G queued after them meets a readier's wakeP that sees no spinner and starts an M.
+ * loses no queued G, by the 'Delicate dance': nmspinning is dropped (a full fence) before the
+ * looks, so a G queued after them meets a readier's wakeP that sees no spinner and starts an M.
+ * Nor a timer: a timer added while this M spun left its M to a spinner (wakeNetPoller), so the
+ * wake-up is skipped only while no timer waits without a sleeper.
  *
  * <p>While a G runs, the M's hold on its P is the {@link #phold} word: the G may use {@code m.p}
  * only after claiming it there, and sysmon may take the P from a G that ignores preemption. The
@@ -155,6 +158,12 @@ final class Machine extends Thread {
   /** runq.wokenPuts() when this M last spun for JDK threads. Confined to this M. */
   private int wokenPutsSeen;
 
+  /** runq.wokenPuts() when this M last looked at spinning early. Confined to this M. */
+  private int wokenPutsEarly;
+
+  /** This M is spinning because it spun early (spinEarly). Confined to this M. */
+  private boolean spunEarly;
+
   /**
    * This spinning M's G is a JDK thread's wake-up (from the spin or the wake-up segment), so
    * resetSpinning wakes another spinner only if work is in sight. Confined to this M.
@@ -242,8 +251,8 @@ final class Machine extends Thread {
   }
 
   /**
-   * JDK threads' wake-ups that this M took while spinning, early or in the spin for them
-   * ('Waiting for JDK threads'). Racy.
+   * JDK threads' wake-ups that only 'Waiting for JDK threads' caught: found by the spin for them,
+   * or taken from the wake-up segment by an M that spun early. Racy.
    */
   long jdkWakeSpinHits() {
     return jdkWakeSpinHits;
@@ -275,6 +284,12 @@ final class Machine extends Thread {
     } catch (Throwable t) {
       System.err.println("gmp4j: fatal error: M" + id + " died: " + t);
       t.printStackTrace();
+      if (spinning) {
+        // (spinEarly can have set it in execute's epilogue): a dead spinner left counted would
+        // make every later wakeP return at once
+        spinning = false;
+        sched.nmspinning.decrementAndGet();
+      }
     }
   }
 
@@ -414,7 +429,7 @@ final class Machine extends Thread {
     }
     int closed = closePHold();
     curg = null;
-    if (closed == PHold.G && lockedg == null && !spinning && runq.wokenPuts() != wokenPutsSeen) {
+    if (closed == PHold.G && lockedg == null && !spinning) {
       spinEarly(); // 'Waiting for JDK threads'
     }
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
@@ -529,6 +544,9 @@ final class Machine extends Thread {
           sched.lock.unlock();
         }
         if (gp != null) {
+          if (spunEarly && !foundJdkWake) {
+            jdkWakeSpinHits++; // the early spinner was there when the JDK thread came
+          }
           foundJdkWake = spinning;
           return gp;
         }
@@ -597,8 +615,10 @@ final class Machine extends Thread {
       // all sources again (with a full fence in between). If we do it the other way around,
       // another thread can submit work after we've checked all sources but before we drop
       // nmspinning; as a result nobody will unpark a thread to run the work.
+      foundJdkWake = false; // the dance's own finds are not JDK wake-ups
       if (spinning) {
         spinning = false;
+        spunEarly = false;
         if (sched.nmspinning.decrementAndGet() < 0) { // full fence
           throw new InternalError("findRunnable: negative nmspinning");
         }
@@ -724,8 +744,12 @@ final class Machine extends Thread {
     wokenPutsSeen = puts;
     for (int i = 0; i < JDK_WAKE_SPINS; i++) {
       Thread.onSpinWait();
-      if (runq.runqsize() > 0 || !pp.runqEmpty() || sched.gcwaiting) {
+      if (sched.gcwaiting) {
+        return true; // gcstopM clears foundJdkWake
+      }
+      if (runq.runqsize() > 0 || !pp.runqEmpty()) {
         foundJdkWake = true;
+        jdkWakeSpinHits++;
         return true;
       }
     }
@@ -739,8 +763,17 @@ final class Machine extends Thread {
    */
   private void spinEarly() {
     assert Thread.currentThread() == this && p != null : "spinEarly: M" + id;
-    if (2 * sched.nmspinning.get() < sched.gomaxprocs - sched.npidle) {
+    int puts = runq.wokenPuts();
+    if (puts == wokenPutsEarly) {
+      return; // no JDK thread readied a G since this M last spun early
+    }
+    wokenPutsEarly = puts;
+    // Only an M that would look for work anyway: Go never has a spinner with work of its own.
+    if (p.runqEmpty()
+        && runq.runqsize() == 0
+        && 2 * sched.nmspinning.get() < sched.gomaxprocs - sched.npidle) {
       becomeSpinning();
+      spunEarly = true;
     }
   }
 
@@ -782,15 +815,22 @@ final class Machine extends Thread {
     if (sched.nmspinning.decrementAndGet() < 0) { // full fence, before the looks below
       throw new InternalError("findRunnable: negative nmspinning");
     }
+    spunEarly = false;
     boolean jdkWake = foundJdkWake;
-    if (jdkWake) {
-      foundJdkWake = false;
-      jdkWakeSpinHits++;
-    }
-    if (jdkWake && runq.runqsize() == 0 && !localWorkInSight()) {
+    foundJdkWake = false;
+    if (jdkWake && runq.runqsize() == 0 && !localWorkInSight() && !timerNeedsM()) {
       return; // beyond Go: nothing left for another spinner ('Waiting for JDK threads')
     }
     sched.wakeP();
+  }
+
+  /**
+   * Whether a timer waits with no M asleep for it (TimerSleeper): wakeNetPoller and handoffP
+   * leave such a timer to a spinner, so the skipped wake-up must not be the last chance. Racy;
+   * the hint is lowered before the adder's fence.
+   */
+  private boolean timerNeedsM() {
+    return sched.timerSleeper.hasHint() && sched.timerSleeper.sleeper() == null;
   }
 
   /**
@@ -812,8 +852,10 @@ final class Machine extends Thread {
    */
   private boolean gcstopM() {
     assert Thread.currentThread() == this : "gcstopM: not on M" + id;
+    foundJdkWake = false;
     if (spinning) {
       spinning = false;
+      spunEarly = false;
       if (sched.nmspinning.decrementAndGet() < 0) {
         throw new InternalError("gcstopm: negative nmspinning");
       }

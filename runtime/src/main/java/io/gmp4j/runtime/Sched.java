@@ -164,9 +164,17 @@ public final class Sched {
 
   /**
    * The per-M counters of the Ms that exited (runnext hits, steals, Gs stolen, JDK wake-ups
-   * caught), kept so that the metrics' counters never go back when an idle M exits. Under lock.
+   * caught), kept so that the metrics' counters never go back when an idle M exits. Written
+   * under lock inside an odd {@link #retireSeq}; read by mCounters without the lock.
    */
   private final long[] exitedCounters = new long[4];
+
+  /**
+   * A seqlock over an M's retirement (its removal from allm and the add of its counters to
+   * exitedCounters): odd while one is under way. Written under lock; read by mCounters, which
+   * retries until it saw one even value before and after its sums (readMetrics takes no lock).
+   */
+  private volatile int retireSeq;
 
   /** Every live M, newest first (Go's allm). Written under lock; readers iterate a snapshot. */
   final java.util.concurrent.CopyOnWriteArrayList<Machine> allm =
@@ -648,33 +656,43 @@ public final class Sched {
     return mnext - nmfreed + (sysmon != null ? 1 : 0);
   }
 
-  /** Adds the counters of {@code mp}, which left allm, to exitedCounters. Requires lock. */
-  private void retireCounters(Machine mp) {
-    assert lock.isHeldByCurrentThread() : "retireCounters: requires sched.lock";
+  /**
+   * Takes {@code mp} off allm and adds its counters to exitedCounters, inside an odd retireSeq.
+   * Requires lock.
+   */
+  private void retire(Machine mp) {
+    assert lock.isHeldByCurrentThread() : "retire: requires sched.lock";
+    retireSeq++; // odd: readers retry
+    allm.remove(mp);
     long[] c = mp.counters();
     for (int i = 0; i < c.length; i++) {
       exitedCounters[i] += c[i];
     }
+    retireSeq++; // even again, after the plain writes (a volatile store releases them)
   }
 
   /**
    * The per-M counters summed over every M, live or exited: runnext hits, steals, Gs stolen, JDK
-   * wake-ups caught while spinning. Takes sched.lock, so that an M that exits meanwhile counts
-   * once.
+   * wake-ups caught while spinning. Any thread; takes no lock: a retirement in between makes it
+   * sum again, so an M that exits meanwhile counts once.
    */
   long[] mCounters() {
-    lock.lock();
-    try {
-      long[] sum = exitedCounters.clone();
-      for (Machine mp : allm) {
-        long[] c = mp.counters();
-        for (int i = 0; i < c.length; i++) {
-          sum[i] += c[i];
+    for (; ; ) {
+      int seq = retireSeq;
+      if ((seq & 1) == 0) {
+        long[] sum = exitedCounters.clone();
+        for (Machine mp : allm) {
+          long[] c = mp.counters();
+          for (int i = 0; i < c.length; i++) {
+            sum[i] += c[i];
+          }
+        }
+        java.lang.invoke.VarHandle.acquireFence(); // the reads above before the re-check
+        if (retireSeq == seq) {
+          return sum;
         }
       }
-      return sum;
-    } finally {
-      lock.unlock();
+      Thread.onSpinWait();
     }
   }
 
@@ -682,9 +700,8 @@ public final class Sched {
   void mexit(Machine mp) {
     lock.lock();
     try {
-      allm.remove(mp);
+      retire(mp);
       nmfreed++;
-      retireCounters(mp);
     } finally {
       lock.unlock();
     }
@@ -707,9 +724,8 @@ public final class Sched {
           }
           m.schedlink = null;
           nmidle--;
-          allm.remove(mp);
+          retire(mp);
           nmfreed++;
-          retireCounters(mp);
           return true;
         }
       }
