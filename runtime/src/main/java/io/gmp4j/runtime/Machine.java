@@ -230,32 +230,13 @@ final class Machine extends Thread {
    */
   int traceYield = -1;
 
-  long runnextHits() {
-    return runnextHits;
-  }
-
-  long steals() {
-    return steals;
-  }
-
-  long stolen() {
-    return stolen;
-  }
-
   /**
-   * This M's counters, in Sched.mCounters' order: runnext hits, steals, Gs stolen, JDK wake-ups
-   * caught. Racy.
+   * This M's counters, in Sched.mCounters' order: runnext hits, steals, Gs stolen, and JDK
+   * threads' wake-ups that only 'Waiting for JDK threads' caught (the spin for them, or an M that
+   * spun early). Racy.
    */
   long[] counters() {
     return new long[] {runnextHits, steals, stolen, jdkWakeSpinHits};
-  }
-
-  /**
-   * JDK threads' wake-ups that only 'Waiting for JDK threads' caught: found by the spin for them,
-   * or taken from the wake-up segment by an M that spun early. Racy.
-   */
-  long jdkWakeSpinHits() {
-    return jdkWakeSpinHits;
   }
 
   Machine(Sched sched, int id, Processor nextp, boolean spinning) {
