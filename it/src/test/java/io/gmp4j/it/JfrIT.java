@@ -329,7 +329,10 @@ class JfrIT {
     /**
      * Per P: every run's P below GOMAXPROCS for the whole run, and the runs and idle spells of
      * one P never overlap. ProcsChange is committed while the world is stopped, so it splits
-     * the runs cleanly.
+     * the runs cleanly. Two syscalls of one P overlap only after a hand-off: the first one lost
+     * its P (its exitsyscall may have taken it back from the second, as Go's does). A hand-off
+     * falls between the P's runs, never inside one: its time is read before the M it wakes can
+     * run the P.
      */
     void checkProcs() {
       TreeMap<Instant, Integer> procs = new TreeMap<>();
@@ -365,6 +368,42 @@ class JfrIT {
           if (a.getEndTime().isAfter(b.getStartTime())) {
             fail("P" + entry.getKey() + ": " + brief(a) + " overlaps " + brief(b));
           }
+        }
+      }
+      Map<Integer, List<RecordedEvent>> syscalls = new TreeMap<>();
+      Map<Integer, TreeMap<Instant, RecordedEvent>> runsByStart = new TreeMap<>();
+      for (RecordedEvent e : events) {
+        String type = e.getEventType().getName();
+        if (type.equals("gmp4j.GoSyscall")) {
+          syscalls.computeIfAbsent(e.getInt("p"), k -> new ArrayList<>()).add(e);
+        } else if (type.equals("gmp4j.GoRun")) {
+          runsByStart.computeIfAbsent(e.getInt("p"), k -> new TreeMap<>()).put(e.getStartTime(), e);
+        }
+      }
+      for (var entry : syscalls.entrySet()) {
+        List<RecordedEvent> l = entry.getValue();
+        l.sort(Comparator.comparing(RecordedEvent::getStartTime));
+        Instant end = Instant.MIN; // the latest end so far, and its syscall
+        RecordedEvent open = null;
+        for (RecordedEvent e : l) {
+          if (open != null && end.isAfter(e.getStartTime()) && !open.getBoolean("lostP")) {
+            fail("P" + entry.getKey() + ": syscalls overlap, the first kept its P: " + open + e);
+          }
+          if (e.getEndTime().isAfter(end)) {
+            end = e.getEndTime();
+            open = e;
+          }
+        }
+      }
+      for (RecordedEvent h : events) {
+        if (!h.getEventType().getName().equals("gmp4j.ProcHandoff")) {
+          continue;
+        }
+        // 2us either side: GoRun's times are System.nanoTime mapped onto JFR's clock
+        TreeMap<Instant, RecordedEvent> runs = runsByStart.get(h.getInt("p"));
+        var run = runs == null ? null : runs.lowerEntry(h.getStartTime().minusNanos(2_000));
+        if (run != null && run.getValue().getEndTime().isAfter(h.getStartTime().plusNanos(2_000))) {
+          fail("P" + h.getInt("p") + ": a hand-off inside a run: " + h + brief(run.getValue()));
         }
       }
     }

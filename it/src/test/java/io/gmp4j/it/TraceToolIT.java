@@ -321,7 +321,12 @@ class TraceToolIT {
         assertEquals(0, e.get("pid").asInt(), e.toString());
         slices
             .computeIfAbsent(e.get("tid").asInt(), k -> new ArrayList<>())
-            .add(new long[] {ns(e.get("ts")), ns(e.get("ts")) + ns(e.get("dur"))});
+            .add(
+                new long[] {
+                  ns(e.get("ts")),
+                  ns(e.get("ts")) + ns(e.get("dur")),
+                  e.get("cat").asText().equals("run") ? 1 : 0
+                });
         runs += e.get("cat").asText().equals("run") ? 1 : 0;
       }
     }
@@ -337,17 +342,22 @@ class TraceToolIT {
           open.remove(open.size() - 1);
         }
         if (!open.isEmpty() && x[1] > open.get(open.size() - 1)[1]) {
+          long[] o = open.get(open.size() - 1);
           fail(
               "Proc "
                   + lane.getKey()
-                  + ": ["
+                  + ": "
+                  + (x[2] == 1 ? "run" : "syscall")
+                  + " ["
                   + x[0]
                   + ", "
                   + x[1]
-                  + "] partly overlaps ["
-                  + open.get(open.size() - 1)[0]
+                  + "] partly overlaps "
+                  + (o[2] == 1 ? "run" : "syscall")
+                  + " ["
+                  + o[0]
                   + ", "
-                  + open.get(open.size() - 1)[1]
+                  + o[1]
                   + "]");
         }
         open.add(x);

@@ -90,6 +90,7 @@ final class Goroutine implements Executor {
   private static final VarHandle STATE;
   private static final VarHandle PREEMPT;
   private static final VarHandle TRACE_RUNNABLE_SINCE;
+  private static final VarHandle TRACE_SYSCALL;
 
   static {
     try {
@@ -97,6 +98,8 @@ final class Goroutine implements Executor {
       PREEMPT = MethodHandles.lookup().findVarHandle(Goroutine.class, "preempt", boolean.class);
       TRACE_RUNNABLE_SINCE =
           MethodHandles.lookup().findVarHandle(Goroutine.class, "traceRunnableSince", long.class);
+      TRACE_SYSCALL =
+          MethodHandles.lookup().findVarHandle(Goroutine.class, "traceSyscall", Object.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -192,8 +195,9 @@ final class Goroutine implements Executor {
   // end ('The end of a run' in Trace).
   // tracePreempted: the G is yielding because of a preemption request; written by the G around
   // its yield and read by Sched.ready on the same carrier during that yield. traceSyscall: the
-  // open GoSyscall (a TraceEvents.GoSyscall); written by the G, read by its M after a run that
-  // parked inside the bracket, which the unmount orders.
+  // open GoSyscall (a TraceEvents.GoSyscall); set by the G in entersyscall, taken (CAS to null,
+  // takeTraceSyscall) by whichever ends it first: the G at exitsyscall, or the M of a run that
+  // parked inside the bracket, which races a G woken on another M before that M is back.
   long traceRunnableSince;
 
   boolean tracePreempted;
@@ -310,6 +314,14 @@ final class Goroutine implements Executor {
   /** traceRunnableSince, volatile: see its comment (gdestroy's stamp). Any thread. */
   long traceRunnableSinceVolatile() {
     return (long) TRACE_RUNNABLE_SINCE.getVolatile(this);
+  }
+
+  /**
+   * Takes GoSyscall {@code e} from traceSyscall if it is still there: true for the one caller
+   * that ends it. The G, or the M it parked on inside the bracket.
+   */
+  boolean takeTraceSyscall(Object e) {
+    return TRACE_SYSCALL.compareAndSet(this, e, null);
   }
 
   /** Sets traceRunnableSince, volatile: gdestroy's stamp for an exit M not back yet. */

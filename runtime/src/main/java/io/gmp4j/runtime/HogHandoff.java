@@ -347,9 +347,11 @@ final class HogHandoff {
     if (gp != null && Preempt.request(gp, pp, ignored, "handoff") && mp.curg != gp) {
       Preempt.cancel(gp); // its run ended meanwhile: the request must not outlive it
     }
+    Object handoff = Trace.on(Trace.PROC_HANDOFF) ? Trace.procHandoffBegin() : null;
     Machine to = sched.handoffP(pp);
-    if (Trace.on(Trace.PROC_HANDOFF)) {
-      Trace.procHandoff(pp, mp.id, to, parkedPinned(gp) ? "pinned" : "ignoredPreemption", gp);
+    if (handoff != null) {
+      String reason = parkedPinned(gp) ? "pinned" : "ignoredPreemption";
+      Trace.procHandoff(handoff, pp, mp.id, to, reason, gp);
     }
     report(gp, ignored, now);
     return true;

@@ -200,6 +200,13 @@ final class Machine extends Thread {
   long traceRunStopOwn;
 
   /**
+   * The GoSyscall its G began in this run, or null: set by Trace.syscallBegin, cleared by the
+   * G's exitsyscall on this M and after every run. The run that parks inside the bracket ends
+   * this one and no other: the G may be back on another M and in a new call by then.
+   */
+  Object traceSyscall;
+
+  /**
    * A readier's end of a slice of this M whose run had not returned yet (a Trace.StopStamp), or
    * null; written by that readier, read and cleared by this M: volatile.
    */
@@ -421,9 +428,13 @@ final class Machine extends Thread {
       // Before anyone can ready the G: 'The end of a run' in Trace. 0: dropped, surely short.
       traceStop = Trace.runStopTime(this);
     }
-    if (closed == PHold.SYSCALL && gp.traceSyscall != null) {
-      Trace.syscallStop(gp); // it parked inside the bracket: the P is sysmon's to retake
-      Trace.syscallEnd(gp, this, true);
+    Object sys = traceSyscall;
+    if (sys != null) {
+      traceSyscall = null;
+      if (closed == PHold.SYSCALL && gp.takeTraceSyscall(sys)) {
+        Trace.syscallStop(sys); // it parked inside the bracket: the P is sysmon's to retake
+        Trace.syscallEnd(sys, this, true);
+      }
     }
     int js = VirtualThreads.state(gp.thread);
     if (js == VirtualThreads.TERMINATED) {
@@ -917,29 +928,52 @@ final class Machine extends Thread {
     sched.wakeSysmon();
   }
 
+  /** {@link #exitSyscallFast}: no P; the G must give itself up. */
+  static final int EXIT_NO_P = 0;
+
+  /** {@link #exitSyscallFast}: the M holds a P again, and its old P was never handed off. */
+  static final int EXIT_KEPT_P = 1;
+
   /**
-   * exitsyscall's fast path: the old P back, if sysmon left it. Returns false otherwise. Called
-   * only by this M's G, which must take no lock here (see 'Syscall').
+   * {@link #exitSyscallFast}: the M holds its old P again, but sysmon had handed it off during
+   * the call and another M's G has since left it in a syscall of its own, from which this M took
+   * it back (Go's exitsyscallfast_reacquired with a syscalltick that moved).
    */
-  boolean exitSyscallFast() {
+  static final int EXIT_RETOOK_P = 2;
+
+  /**
+   * exitsyscall's fast path: the old P back, if it is in {@code _Psyscall}; returns one of the
+   * {@code EXIT_} codes. Called only by this M's G, which must take no lock here (see
+   * 'Syscall').
+   *
+   * <p>As in Go, a P in {@code _Psyscall} is anybody's to take, so the old P may be in another
+   * G's syscall by now: sysmon handed it off during ours, the M that got it ran a G that entered
+   * a syscall, and our CAS takes it from that call. Go tells the two apart by the M's copy of
+   * the P's syscalltick; here the P's {@code syscallM}, the M that left it in {@code _Psyscall},
+   * says the same. Go's tracer then writes a ProcSteal for the other call; gmp4j writes nothing
+   * for it: that G's own GoSyscall ends with lostP, and our GoRun on the P shows who took it.
+   */
+  int exitSyscallFast() {
     assert onThisM() : "exitsyscall: not on M" + id + " or its G";
     Processor pp = oldp;
     oldp = null;
     if (p != null) {
       // Holds a P already (got one back inside the bracket): the old one stays _Psyscall for
       // sysmon, which retakes it at its next cycle, and must not be acquired on top.
-      return true;
+      return EXIT_KEPT_P;
     }
     if (pp != null
         && pp.status() == Processor.SYSCALL
         && pp.casStatus(Processor.SYSCALL, Processor.IDLE, "exitSyscallFast")) {
+      // After the CAS: the status write that our CAS read published the M that wrote it.
+      boolean retook = pp.syscallM != this;
       acquireP(pp);
       pp.syscalltick++; // single writer: the M that holds the P
       traceRunResumes(pp);
       reopenPHold("exitSyscallFast");
-      return true;
+      return retook ? EXIT_RETOOK_P : EXIT_KEPT_P;
     }
-    return false;
+    return EXIT_NO_P;
   }
 
   /**

@@ -23,7 +23,9 @@ import java.util.concurrent.locks.LockSupport;
  *       runs the P's Gs. So 200 Gs blocked in reads give about 200 threads, and the rest of the
  *       program keeps its GOMAXPROCS.
  *   <li>exitsyscall, fast path: CAS the old P {@code _Psyscall → _Pidle} and wire it again; the
- *       syscalltick counts the call. Not a scheduling point, as in Go.
+ *       syscalltick counts the call. Not a scheduling point, as in Go. The P may be in another
+ *       G's syscall by then (sysmon handed it off, and its new M's G entered a call): as in Go,
+ *       the CAS takes it from that call, whose G then finds no P at its own exitsyscall.
  *   <li>slow path (Go: take an idle P): not taken on the G, which must not block on sched.lock
  *       in mid-protocol; the next path's wakep puts an idle P to work instead.
  *   <li>slowest path: no P. Go puts the G on the global queue and stops the M; here the G yields
@@ -101,19 +103,25 @@ final class Syscall {
     Sched sched = gp.sched;
     Machine mp = gp.runningM();
     sched.nGsyscall.decrement();
-    boolean traced = gp.traceSyscall != null;
-    if (traced) {
-      Trace.syscallStop(gp); // before exitSyscallFast begins the next GoRun slice
+    Object sys = gp.traceSyscall;
+    boolean traced = sys != null && gp.takeTraceSyscall(sys); // not ended by an M already
+    if (mp.traceSyscall == sys) {
+      mp.traceSyscall = null; // on the M it entered on: the run goes on without it
     }
-    if (mp.exitSyscallFast()) {
+    if (traced) {
+      Trace.syscallStop(sys); // before exitSyscallFast begins the next GoRun slice
+    }
+    int fast = mp.exitSyscallFast();
+    if (fast != Machine.EXIT_NO_P) {
       gp.casSyscallToRunning();
       if (traced) {
-        Trace.syscallEnd(gp, mp, false);
+        // lostP when sysmon took the P meanwhile, even though this M took it back at the end
+        Trace.syscallEnd(sys, mp, fast == Machine.EXIT_RETOOK_P);
       }
       return;
     }
     if (traced) {
-      Trace.syscallEnd(gp, mp, true); // Go's GoSyscallEndBlocked
+      Trace.syscallEnd(sys, mp, true); // Go's GoSyscallEndBlocked
     }
     // No P for this M. The G yields; the M, holding no P, queues it globally and stops (see
     // the overview). Go's slow path (grab an idle P) would take sched.lock here, on the G, and a

@@ -426,9 +426,10 @@ final class Sysmon extends Thread {
           n++;
           sched.syscallHandoffs.increment();
           Machine from = pp.syscallM; // written before the status that our CAS read
+          Object handoff = Trace.on(Trace.PROC_HANDOFF) ? Trace.procHandoffBegin() : null;
           Machine to = sched.handoffP(pp);
-          if (Trace.on(Trace.PROC_HANDOFF)) {
-            Trace.procHandoff(pp, from == null ? -1 : from.id, to, "syscall", null);
+          if (handoff != null) {
+            Trace.procHandoff(handoff, pp, from == null ? -1 : from.id, to, "syscall", null);
           }
         }
       }

@@ -828,23 +828,24 @@ final class Trace {
     e.p = pp.id;
     e.m = mp.id;
     gp.traceSyscall = e;
+    mp.traceSyscall = e;
   }
 
   /**
-   * Takes the end time of gp's open GoSyscall, before exitsyscall knows whether it kept its P.
-   * Called by gp, or by its M after a run that parked inside the bracket.
+   * Takes the end time of GoSyscall {@code sys}, before exitsyscall knows whether it kept its
+   * P. Called by its G, or by the M of a run that parked inside the bracket, whichever took it
+   * (Goroutine.takeTraceSyscall).
    */
-  static void syscallStop(Goroutine gp) {
-    ((TraceEvents.GoSyscall) gp.traceSyscall).end();
+  static void syscallStop(Object sys) {
+    ((TraceEvents.GoSyscall) sys).end();
   }
 
   /**
-   * Closes gp's stopped GoSyscall, to be committed on mp (null: now, on the caller). Same
-   * callers as {@link #syscallStop}.
+   * Closes stopped GoSyscall {@code sys}, to be committed on mp (null: now, on the caller).
+   * Same callers as {@link #syscallStop}.
    */
-  static void syscallEnd(Goroutine gp, Machine mp, boolean lostP) {
-    TraceEvents.GoSyscall e = (TraceEvents.GoSyscall) gp.traceSyscall;
-    gp.traceSyscall = null;
+  static void syscallEnd(Object sys, Machine mp, boolean lostP) {
+    TraceEvents.GoSyscall e = (TraceEvents.GoSyscall) sys;
     e.lostP = lostP;
     if (mp == null) {
       commitOnCarrier(e);
@@ -947,11 +948,26 @@ final class Trace {
   }
 
   /**
-   * ProcHandoff of pp from M {@code fromM} to {@code toM} (null: the P went idle), with the
-   * G's top frames for a hog. Called only by sysmon with the bit set.
+   * A ProcHandoff timed now, to be committed by {@link #procHandoff}: sysmon reads the time
+   * before handoffP, since the M that handoffP wakes may run the P, and a G there enter a
+   * syscall, before sysmon commits; a later stamp would put the hand-off after them on the P's
+   * lane. Called only by sysmon with the bit set.
    */
-  static void procHandoff(Processor pp, int fromM, Machine toM, String reason, Goroutine gp) {
+  static Object procHandoffBegin() {
     TraceEvents.ProcHandoff e = new TraceEvents.ProcHandoff();
+    e.begin();
+    e.end();
+    return e;
+  }
+
+  /**
+   * Commits ProcHandoff {@code begun} (from {@link #procHandoffBegin}) of pp from M {@code
+   * fromM} to {@code toM} (null: the P went idle), with the G's top frames for a hog. Called
+   * only by sysmon.
+   */
+  static void procHandoff(
+      Object begun, Processor pp, int fromM, Machine toM, String reason, Goroutine gp) {
+    TraceEvents.ProcHandoff e = (TraceEvents.ProcHandoff) begun;
     e.p = pp.id;
     e.fromM = fromM;
     e.toM = toM == null ? -1 : toM.id;

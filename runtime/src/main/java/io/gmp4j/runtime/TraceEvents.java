@@ -153,7 +153,9 @@ final class TraceEvents {
     int m;
 
     @Label("Lost P")
-    @Description("sysmon handed its P to another M meanwhile (Go's GoSyscallEndBlocked)")
+    @Description(
+        "sysmon handed its P to another M meanwhile (Go's GoSyscallEndBlocked), even when the"
+            + " M took the P back at the end from another goroutine's syscall")
     boolean lostP;
   }
 

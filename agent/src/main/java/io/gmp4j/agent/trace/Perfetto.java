@@ -46,7 +46,9 @@ import java.util.function.Consumer;
  *   <li>Slices of one lane must nest or be disjoint (Perfetto drops or misdraws a partial
  *       overlap). GoRun slices of one P never overlap (the runtime ends a slice before its P
  *       changes hands; JfrIT checks it), so they are written as recorded, and a test can catch
- *       a runtime that breaks that. The derived syscall slices are cut at the P's next slice.
+ *       a runtime that breaks that. The derived syscall slices are cut at the P's next run,
+ *       and at its next syscall slice: two runs can hold several syscalls between them (the P
+ *       was handed off and its new M's G entered a syscall of its own).
  *   <li>Counters are a sweep over +1/-1 steps; steps at the same nanosecond give one sample.
  *       Per-P run-queue lengths are not recorded by gmp4j; "runq Proc N" counts a G in the
  *       queue of the P it ran on next, from the time it became runnable (its run's
@@ -258,7 +260,20 @@ final class Perfetto {
             .add(new Slice(s.p(), st, en, s.name(), s.cat(), s.args()));
       }
     }
-    fitted.forEach((p, l) -> lanes.computeIfAbsent(p, k -> new ArrayList<>()).addAll(l));
+    // A P is in one syscall at a time: a syscall that starts on the lane ends the one before
+    // (whose G lost the P between the two runs, perhaps by a hand-off stamped a little late)
+    fitted.forEach(
+        (p, l) -> {
+          l.sort(Comparator.comparingLong(Slice::start));
+          List<Slice> lane = lanes.computeIfAbsent(p, k -> new ArrayList<>());
+          for (int i = 0; i < l.size(); i++) {
+            Slice s = l.get(i);
+            long end = i + 1 < l.size() ? Math.min(s.end(), l.get(i + 1).start()) : s.end();
+            if (end > s.start()) {
+              lane.add(new Slice(s.p(), s.start(), end, s.name(), s.cat(), s.args()));
+            }
+          }
+        });
     for (List<Slice> lane : lanes.values()) {
       for (Slice s : lane) {
         add(
