@@ -387,7 +387,17 @@ class JfrIT {
         RecordedEvent open = null;
         for (RecordedEvent e : l) {
           if (open != null && end.isAfter(e.getStartTime()) && !open.getBoolean("lostP")) {
-            fail("P" + entry.getKey() + ": syscalls overlap, the first kept its P: " + open + e);
+            fail(
+                "P"
+                    + entry.getKey()
+                    + ": syscalls overlap, the first kept its P: "
+                    + brief(open)
+                    + " "
+                    + open.getLong("goid")
+                    + " and "
+                    + brief(e)
+                    + " "
+                    + e.getLong("goid"));
           }
           if (e.getEndTime().isAfter(end)) {
             end = e.getEndTime();
@@ -399,11 +409,22 @@ class JfrIT {
         if (!h.getEventType().getName().equals("gmp4j.ProcHandoff")) {
           continue;
         }
-        // 2us either side: GoRun's times are System.nanoTime mapped onto JFR's clock
+        // 2us either side: GoRun's times are System.nanoTime mapped onto JFR's clock, which on
+        // Linux is off by tens of ns (Trace's calibration), and elsewhere by more
         TreeMap<Instant, RecordedEvent> runs = runsByStart.get(h.getInt("p"));
         var run = runs == null ? null : runs.lowerEntry(h.getStartTime().minusNanos(2_000));
         if (run != null && run.getValue().getEndTime().isAfter(h.getStartTime().plusNanos(2_000))) {
-          fail("P" + h.getInt("p") + ": a hand-off inside a run: " + h + brief(run.getValue()));
+          fail(
+              "P"
+                  + h.getInt("p")
+                  + ": a hand-off inside a run: "
+                  + brief(h)
+                  + " "
+                  + h.getString("reason")
+                  + " to M"
+                  + h.getInt("toM")
+                  + ", "
+                  + brief(run.getValue()));
         }
       }
     }

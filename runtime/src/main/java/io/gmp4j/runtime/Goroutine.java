@@ -90,7 +90,6 @@ final class Goroutine implements Executor {
   private static final VarHandle STATE;
   private static final VarHandle PREEMPT;
   private static final VarHandle TRACE_RUNNABLE_SINCE;
-  private static final VarHandle TRACE_SYSCALL;
 
   static {
     try {
@@ -98,8 +97,6 @@ final class Goroutine implements Executor {
       PREEMPT = MethodHandles.lookup().findVarHandle(Goroutine.class, "preempt", boolean.class);
       TRACE_RUNNABLE_SINCE =
           MethodHandles.lookup().findVarHandle(Goroutine.class, "traceRunnableSince", long.class);
-      TRACE_SYSCALL =
-          MethodHandles.lookup().findVarHandle(Goroutine.class, "traceSyscall", Object.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -194,15 +191,11 @@ final class Goroutine implements Executor {
   // begins its run, which reads it. gdestroy writes it last, volatile, for the exit M's slice
   // end ('The end of a run' in Trace).
   // tracePreempted: the G is yielding because of a preemption request; written by the G around
-  // its yield and read by Sched.ready on the same carrier during that yield. traceSyscall: the
-  // open GoSyscall (a TraceEvents.GoSyscall); set by the G in entersyscall, taken (CAS to null,
-  // takeTraceSyscall) by whichever ends it first: the G at exitsyscall, or the M of a run that
-  // parked inside the bracket, which races a G woken on another M before that M is back.
+  // its yield and read by Sched.ready on the same carrier during that yield. (The open
+  // GoSyscall is the M's: Machine.traceSyscall.)
   long traceRunnableSince;
 
   boolean tracePreempted;
-
-  Object traceSyscall;
 
   Goroutine(Sched sched, long goid, Thread thread, Runnable runContinuation) {
     this.sched = sched;
@@ -314,14 +307,6 @@ final class Goroutine implements Executor {
   /** traceRunnableSince, volatile: see its comment (gdestroy's stamp). Any thread. */
   long traceRunnableSinceVolatile() {
     return (long) TRACE_RUNNABLE_SINCE.getVolatile(this);
-  }
-
-  /**
-   * Takes GoSyscall {@code e} from traceSyscall if it is still there: true for the one caller
-   * that ends it. The G, or the M it parked on inside the bracket.
-   */
-  boolean takeTraceSyscall(Object e) {
-    return TRACE_SYSCALL.compareAndSet(this, e, null);
   }
 
   /** Sets traceRunnableSince, volatile: gdestroy's stamp for an exit M not back yet. */

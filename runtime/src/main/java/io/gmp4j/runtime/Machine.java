@@ -200,9 +200,10 @@ final class Machine extends Thread {
   long traceRunStopOwn;
 
   /**
-   * The GoSyscall its G began in this run, or null: set by Trace.syscallBegin, cleared by the
-   * G's exitsyscall on this M and after every run. The run that parks inside the bracket ends
-   * this one and no other: the G may be back on another M and in a new call by then.
+   * The open GoSyscall (a TraceEvents.GoSyscall) its G began in this run, or null: set by
+   * Trace.syscallBegin, taken by the G's exitsyscall, which runs in the same run on this M
+   * (after a park inside the bracket the G is no longer in _Gsyscall, and its exitsyscall does
+   * nothing), else ended by this M after the run that parked inside the bracket.
    */
   Object traceSyscall;
 
@@ -431,10 +432,11 @@ final class Machine extends Thread {
     Object sys = traceSyscall;
     if (sys != null) {
       traceSyscall = null;
-      if (closed == PHold.SYSCALL && gp.takeTraceSyscall(sys)) {
-        Trace.syscallStop(sys); // it parked inside the bracket: the P is sysmon's to retake
-        Trace.syscallEnd(sys, this, true);
-      }
+      // Only a run inside the bracket ends in the word SYSCALL, and only the G's exitsyscall
+      // takes the word out of it during the run (see 'Syscall').
+      assert closed == PHold.SYSCALL : "M" + id + ": a GoSyscall open after a run in " + closed;
+      Trace.syscallStop(sys); // it parked inside the bracket: the P is sysmon's to retake
+      Trace.syscallEnd(sys, this, true);
     }
     int js = VirtualThreads.state(gp.thread);
     if (js == VirtualThreads.TERMINATED) {
@@ -931,15 +933,16 @@ final class Machine extends Thread {
   /** {@link #exitSyscallFast}: no P; the G must give itself up. */
   static final int EXIT_NO_P = 0;
 
-  /** {@link #exitSyscallFast}: the M holds a P again, and its old P was never handed off. */
+  /** {@link #exitSyscallFast}: the M holds the P it left, which nobody took meanwhile. */
   static final int EXIT_KEPT_P = 1;
 
   /**
-   * {@link #exitSyscallFast}: the M holds its old P again, but sysmon had handed it off during
-   * the call and another M's G has since left it in a syscall of its own, from which this M took
-   * it back (Go's exitsyscallfast_reacquired with a syscalltick that moved).
+   * {@link #exitSyscallFast}: the M holds a P again, but lost the one it left during the call
+   * (Go's lostP in exitsyscall: {@code oldp != m.p}, or a syscalltick that moved). Either it
+   * holds another P, or it took its old one back from another G's syscall: sysmon had handed
+   * it off, and the M that got it ran a G that entered a call of its own.
    */
-  static final int EXIT_RETOOK_P = 2;
+  static final int EXIT_LOST_P = 2;
 
   /**
    * exitsyscall's fast path: the old P back, if it is in {@code _Psyscall}; returns one of the
@@ -960,7 +963,7 @@ final class Machine extends Thread {
     if (p != null) {
       // Holds a P already (got one back inside the bracket): the old one stays _Psyscall for
       // sysmon, which retakes it at its next cycle, and must not be acquired on top.
-      return EXIT_KEPT_P;
+      return EXIT_LOST_P;
     }
     if (pp != null
         && pp.status() == Processor.SYSCALL
@@ -971,7 +974,7 @@ final class Machine extends Thread {
       pp.syscalltick++; // single writer: the M that holds the P
       traceRunResumes(pp);
       reopenPHold("exitSyscallFast");
-      return retook ? EXIT_RETOOK_P : EXIT_KEPT_P;
+      return retook ? EXIT_LOST_P : EXIT_KEPT_P;
     }
     return EXIT_NO_P;
   }

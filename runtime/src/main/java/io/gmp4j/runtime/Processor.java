@@ -195,12 +195,18 @@ final class Processor {
    */
   volatile boolean preempt;
 
-  /** Go's syscalltick: syscalls completed on this P. Incremented by exitsyscall; racy reads. */
+  /**
+   * Go's syscalltick: syscalls completed on this P, or taken from it. Incremented by the one
+   * thread that owns the P out of {@code _Psyscall}: exitsyscall's M, sysmon's retake, the
+   * stop-the-world thread. Read racily by sysmon's retake check.
+   */
   volatile int syscalltick;
 
   /**
-   * The M that left this P in _Psyscall, for the trace's ProcHandoff. Written by that M's G in
-   * entersyscall before the status write that publishes it; read by sysmon after its CAS.
+   * The M that left this P in _Psyscall: for the trace's ProcHandoff, and for exitsyscall, to
+   * tell its own call from another M's. Written by that M's G in entersyscall before the status
+   * write that publishes it; read by whoever then CASes the status out of _Psyscall (sysmon, or
+   * an M in exitsyscall).
    */
   Machine syscallM;
 

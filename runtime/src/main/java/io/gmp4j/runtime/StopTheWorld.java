@@ -152,6 +152,7 @@ final class StopTheWorld {
       for (Processor pp : sched.allp) {
         if (pp.status() == Processor.SYSCALL
             && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP, "stopTheWorld")) {
+          pp.syscalltick++; // as Go's stopTheWorldWithSema: ours until the world starts
           sched.stopOneP();
         }
       }

@@ -103,11 +103,11 @@ final class Syscall {
     Sched sched = gp.sched;
     Machine mp = gp.runningM();
     sched.nGsyscall.decrement();
-    Object sys = gp.traceSyscall;
-    boolean traced = sys != null && gp.takeTraceSyscall(sys); // not ended by an M already
-    if (mp.traceSyscall == sys) {
-      mp.traceSyscall = null; // on the M it entered on: the run goes on without it
-    }
+    // In _Gsyscall still: no park since entersyscall, so this is the run, and the M, that
+    // began the GoSyscall (if a recording was on then).
+    Object sys = mp.traceSyscall;
+    mp.traceSyscall = null;
+    boolean traced = sys != null;
     if (traced) {
       Trace.syscallStop(sys); // before exitSyscallFast begins the next GoRun slice
     }
@@ -115,8 +115,8 @@ final class Syscall {
     if (fast != Machine.EXIT_NO_P) {
       gp.casSyscallToRunning();
       if (traced) {
-        // lostP when sysmon took the P meanwhile, even though this M took it back at the end
-        Trace.syscallEnd(sys, mp, fast == Machine.EXIT_RETOOK_P);
+        // lostP when sysmon took the P meanwhile, even if this M took it back at the end
+        Trace.syscallEnd(sys, mp, fast == Machine.EXIT_LOST_P);
       }
       return;
     }

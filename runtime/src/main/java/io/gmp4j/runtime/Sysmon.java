@@ -424,6 +424,7 @@ final class Sysmon extends Thread {
         if (pp.casStatus(
             Processor.SYSCALL, Processor.IDLE, "Sysmon.retake")) { // pairs with exitSyscallFast
           n++;
+          pp.syscalltick++; // as Go: a call the next M's G enters is new to the check above
           sched.syscallHandoffs.increment();
           Machine from = pp.syscallM; // written before the status that our CAS read
           Object handoff = Trace.on(Trace.PROC_HANDOFF) ? Trace.procHandoffBegin() : null;

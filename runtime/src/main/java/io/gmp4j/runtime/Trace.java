@@ -827,14 +827,13 @@ final class Trace {
     e.goid = gp.goid;
     e.p = pp.id;
     e.m = mp.id;
-    gp.traceSyscall = e;
     mp.traceSyscall = e;
   }
 
   /**
    * Takes the end time of GoSyscall {@code sys}, before exitsyscall knows whether it kept its
-   * P. Called by its G, or by the M of a run that parked inside the bracket, whichever took it
-   * (Goroutine.takeTraceSyscall).
+   * P. Called by its G in exitsyscall, or by the M of a run that parked inside the bracket
+   * (Machine.traceSyscall).
    */
   static void syscallStop(Object sys) {
     ((TraceEvents.GoSyscall) sys).end();

@@ -261,7 +261,8 @@ final class Perfetto {
       }
     }
     // A P is in one syscall at a time: a syscall that starts on the lane ends the one before
-    // (whose G lost the P between the two runs, perhaps by a hand-off stamped a little late)
+    // (whose G lost the P between the two runs; a recording may lack the runs or hand-off
+    // between, or come from a gmp4j that stamped hand-offs after the new M's first run)
     fitted.forEach(
         (p, l) -> {
           l.sort(Comparator.comparingLong(Slice::start));
