@@ -203,7 +203,9 @@ final class Machine extends Thread {
    * The open GoSyscall (a TraceEvents.GoSyscall) its G began in this run, or null: set by
    * Trace.syscallBegin, taken by the G's exitsyscall, which runs in the same run on this M
    * (after a park inside the bracket the G is no longer in _Gsyscall, and its exitsyscall does
-   * nothing), else ended by this M after the run that parked inside the bracket.
+   * nothing), else ended by this M after the run that parked inside the bracket. A spurious
+   * submit can also take the G out of _Gsyscall with no park (the JDK's stack walker; see
+   * Goroutine): then the next syscallBegin, or the end of the run, ends the stale one.
    */
   Object traceSyscall;
 
@@ -431,11 +433,10 @@ final class Machine extends Thread {
     }
     Object sys = traceSyscall;
     if (sys != null) {
+      // It parked inside the bracket, and the P is sysmon's to retake; or a spurious submit
+      // left the G's exitsyscall nothing to do (see traceSyscall).
       traceSyscall = null;
-      // Only a run inside the bracket ends in the word SYSCALL, and only the G's exitsyscall
-      // takes the word out of it during the run (see 'Syscall').
-      assert closed == PHold.SYSCALL : "M" + id + ": a GoSyscall open after a run in " + closed;
-      Trace.syscallStop(sys); // it parked inside the bracket: the P is sysmon's to retake
+      Trace.syscallStop(sys);
       Trace.syscallEnd(sys, this, true);
     }
     int js = VirtualThreads.state(gp.thread);
@@ -925,7 +926,8 @@ final class Machine extends Thread {
     setPHoldRelease(h, PHold.with(h, PHold.SYSCALL), "enterSyscall"); // sysmon ignores this M
     pp.setStatus(Processor.SYSCALL, "enterSyscall"); // publishes the unwiring to sysmon's CAS
     if (sched.gcwaiting && pp.casStatus(Processor.SYSCALL, Processor.GCSTOP, "enterSyscall")) {
-      sched.stopOneP(); // Go's entersyscallHandleGCWait
+      pp.syscalltick++; // Go's entersyscallHandleGCWait, which counts it too
+      sched.stopOneP();
     }
     sched.wakeSysmon();
   }
@@ -971,7 +973,7 @@ final class Machine extends Thread {
       // After the CAS: the status write that our CAS read published the M that wrote it.
       boolean retook = pp.syscallM != this;
       acquireP(pp);
-      pp.syscalltick++; // single writer: the M that holds the P
+      pp.syscalltick++; // its owner's write: this M, since the CAS
       traceRunResumes(pp);
       reopenPHold("exitSyscallFast");
       return retook ? EXIT_LOST_P : EXIT_KEPT_P;

@@ -197,8 +197,9 @@ final class Processor {
 
   /**
    * Go's syscalltick: syscalls completed on this P, or taken from it. Incremented by the one
-   * thread that owns the P out of {@code _Psyscall}: exitsyscall's M, sysmon's retake, the
-   * stop-the-world thread. Read racily by sysmon's retake check.
+   * thread whose CAS took the P out of {@code _Psyscall}, before it publishes the P again:
+   * exitsyscall's M, sysmon's retake, the stop-the-world thread, or entersyscall's G when a
+   * stop-the-world is waiting. Read racily by sysmon's retake check.
    */
   volatile int syscalltick;
 

@@ -54,8 +54,9 @@ import jdk.jfr.Recording;
  *                   entersyscall for its M; sysmon for   tryReacquireP begin one;
  *                   a slice it ends by a hand-off        HogHandoff.retake
  *   GoUnblock       the thread that readied the G        Sched.ready
- *   GoSyscall       begun and ended by the G, queued     Syscall.enter / exit
- *                   for its M, committed after the run
+ *   GoSyscall       begun by the G, ended by it or by    Syscall.enter / exit,
+ *                   its M (a run that parked inside the  Machine.execute
+ *                   bracket), committed after the run
  *   GoDestroy       the M                                Sched.gdestroy
  *   RunqSteal       the thief M                          Machine.stealWork
  *   PreemptRequest  sysmon, stop-the-world, or the M     Preempt.request
@@ -827,6 +828,13 @@ final class Trace {
     e.goid = gp.goid;
     e.p = pp.id;
     e.m = mp.id;
+    Object stale = mp.traceSyscall;
+    if (stale != null) {
+      // An exitsyscall that found the G out of _Gsyscall with no park (a spurious submit
+      // readied it): that call is over, and its P gone as far as this M knows.
+      syscallStop(stale);
+      syscallEnd(stale, mp, true);
+    }
     mp.traceSyscall = e;
   }
 
