@@ -339,18 +339,19 @@ final class Goroutine implements Executor {
   }
 
   /**
-   * Marks a G dead whatever it was doing; only for a G whose thread has terminated. Returns
-   * false if it was dead already: a duplicate submit can have two Ms find the thread
-   * terminated.
+   * Marks a G dead whatever it was doing; only for a G whose thread has terminated. Returns the
+   * status it had, or -1 if it was dead already: a duplicate submit can have two Ms find the
+   * thread terminated.
    */
-  boolean setDead() {
+  int setDead() {
     for (; ; ) {
       long s = state;
-      if (statusOf(s) == DEAD) {
-        return false;
+      int was = statusOf(s);
+      if (was == DEAD) {
+        return -1;
       }
       if (casState(s, withStatus(s, DEAD), "gdestroy")) {
-        return true;
+        return was;
       }
     }
   }

@@ -438,8 +438,12 @@ public final class Sched {
   /** Go's gdestroy, for a G whose thread terminated. Called only by the M that ran it. */
   void gdestroy(Goroutine gp) {
     assert Thread.currentThread() instanceof Machine : "gdestroy: not on an M";
-    if (!gp.setDead()) {
+    int was = gp.setDead();
+    if (was < 0) {
       return; // the other M of a duplicate submit destroyed it (and counted ngsys down)
+    }
+    if (was == Goroutine.SYSCALL) {
+      nGsyscall.decrement(); // it ended inside a syscall bracket (an exit the JDK never ran)
     }
     if (Trace.on(Trace.GO_RUN) && Trace.destroyStamped()) {
       // The M of the exit may not be back yet: 'The end of a run' in Trace.

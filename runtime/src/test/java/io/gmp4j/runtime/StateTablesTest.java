@@ -90,8 +90,8 @@ class StateTablesTest {
     gp.casSyscallToRunning();
     assertTrue(gp.casRunningToWaiting(ran));
     assertEquals(Goroutine.WAITING, gp.status());
-    assertTrue(gp.setDead());
-    assertFalse(gp.setDead());
+    assertEquals(Goroutine.WAITING, gp.setDead(), "the status it had");
+    assertEquals(-1, gp.setDead(), "dead already");
   }
 
   @Test
