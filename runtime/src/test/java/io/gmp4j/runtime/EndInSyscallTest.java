@@ -21,8 +21,7 @@ class EndInSyscallTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void aGThatEndsInASyscallIsCountedOut() throws Exception {
-    Sched s = new Sched(1);
-    s.idleThreadTimeoutNanos = 20_000_000L; // no gmp-m thread of this scheduler outlives the test
+    Sched s = SchedTesting.newSched(1);
     s.startSysmon(10_000_000L, 0, 0, false, false);
     AtomicReference<Throwable> failure = new AtomicReference<>();
     Thread g =

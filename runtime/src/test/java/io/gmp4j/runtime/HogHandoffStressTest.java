@@ -54,8 +54,7 @@ class HogHandoffStressTest {
   void hogBesideASleeperIsHandedOffEveryRound() throws Exception {
     final int rounds = 40 * STRESS;
     ThreadMXBean cpu = ManagementFactory.getThreadMXBean();
-    Sched s = new Sched(1);
-    s.idleThreadTimeoutNanos = 20_000_000L;
+    Sched s = SchedTesting.newSched(1);
     s.startSysmon(10_000_000L, 20_000_000L, 0, false, false);
     Thread.Builder.OfVirtual builder = s.newBuilder();
     AtomicLong sleeps = new AtomicLong();
@@ -226,10 +225,9 @@ class HogHandoffStressTest {
     final int nprocs = 2;
     final int hogs = 4;
     final long runNanos = 300_000_000L * STRESS;
-    Sched s = new Sched(nprocs);
     // Idle Ms exit soon, so that none of this scheduler's gmp-m threads outlives the test (other
     // tests look for carriers by name).
-    s.idleThreadTimeoutNanos = 20_000_000L;
+    Sched s = SchedTesting.newSched(nprocs);
     s.startSysmon(100_000, 100_000, 0, false, false);
     Thread.Builder.OfVirtual builder = s.newBuilder();
     // 300 ms of wall time, and on past it (up to 30 s) until there were MIN_RETAKES: the hogs

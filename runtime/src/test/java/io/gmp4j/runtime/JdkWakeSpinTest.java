@@ -24,8 +24,7 @@ class JdkWakeSpinTest {
   @Test
   @Timeout(value = 120, threadMode = SEPARATE_THREAD)
   void spinnersCatchWakeUpsFromPlatformThreadsAndLoseNone() throws Exception {
-    Sched s = new Sched(2);
-    s.idleThreadTimeoutNanos = 20_000_000L; // no gmp-m thread of this scheduler outlives the test
+    Sched s = SchedTesting.newSched(2);
     s.startSysmon(10_000_000L, 20_000_000L, 0, false, false);
     Thread.Builder.OfVirtual builder = s.newBuilder();
     int parks = 20_000 * STRESS;

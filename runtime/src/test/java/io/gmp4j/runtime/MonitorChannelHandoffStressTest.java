@@ -60,8 +60,7 @@ class MonitorChannelHandoffStressTest {
   @Timeout(value = 300, threadMode = SEPARATE_THREAD)
   void monitorChannelsUnderHandoffsLoseNothing() throws Exception {
     for (int nprocs = 1; nprocs <= 2; nprocs++) {
-      Sched s = new Sched(nprocs);
-      s.idleThreadTimeoutNanos = 20_000_000L;
+      Sched s = SchedTesting.newSched(nprocs);
       s.startSysmon(200_000L, 200_000L, 0, false, false);
       Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
       Thread.Builder.OfVirtual builder = s.newBuilder();

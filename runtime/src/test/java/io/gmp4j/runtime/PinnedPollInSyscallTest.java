@@ -35,8 +35,7 @@ class PinnedPollInSyscallTest {
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void pinnedPollInsideASyscallKeepsEveryP() throws Exception {
     final int nprocs = 2;
-    Sched s = new Sched(nprocs);
-    s.idleThreadTimeoutNanos = 20_000_000L; // no gmp-m thread of this scheduler outlives the test
+    Sched s = SchedTesting.newSched(nprocs);
     // A 1s slice: sysmon neither asks the G to yield nor retakes the syscall's P on its own
     // while the test runs (the other P is idle, and the call is short).
     s.startSysmon(1_000_000_000L, 0, 0, false, false);

@@ -28,8 +28,7 @@ class ReacquireAfterUnmountTest {
   @Test
   @Timeout(value = 120, threadMode = SEPARATE_THREAD)
   void aGWhoseWaitUnmountsItNeverActsOnTheMItLeft() throws Exception {
-    Sched s = new Sched(1);
-    s.idleThreadTimeoutNanos = 20_000_000L; // no gmp-m thread of this scheduler outlives the test
+    Sched s = SchedTesting.newSched(1);
     s.startSysmon(1_000_000L, 1_000_000L, 0, false, false); // 1ms slice, 1ms hand-off
     Thread.Builder.OfVirtual builder = s.newBuilder();
     int rounds = 10 * STRESS;

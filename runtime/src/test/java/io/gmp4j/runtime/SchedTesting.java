@@ -18,6 +18,16 @@ public final class SchedTesting {
     return true;
   }
 
+  /**
+   * A scheduler of a test's own, with {@code nprocs} Ps, whose idle Ms exit after 20 ms, so that
+   * no gmp-m thread of it outlives the test. Sysmon is the caller's to start.
+   */
+  static Sched newSched(int nprocs) {
+    Sched s = new Sched(nprocs);
+    s.idleThreadTimeoutNanos = 20_000_000L;
+    return s;
+  }
+
   /** schedtrace detail, each P's state, and the stack of each M of {@code s} and of sysmon. */
   static String dump(Sched s) {
     StringBuilder sb = new StringBuilder(s.schedtrace(true));

@@ -20,8 +20,7 @@ class ThreadLimitHandoffTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void handoffWithNoMToSpareLosesNoG() throws Exception {
-    Sched s = new Sched(1);
-    s.idleThreadTimeoutNanos = 20_000_000L; // no gmp-m thread of this scheduler outlives the test
+    Sched s = SchedTesting.newSched(1);
     s.queueOnThreadLimit = true;
     s.setMaxThreads(2); // sysmon and one M
     s.startSysmon(1_000_000L, 2_000_000L, 0, false, false);

@@ -30,8 +30,7 @@ class TimersTest {
 
   /** A scheduler whose Ms (if any start) exit soon after the test. */
   private static Sched sched(int procs) {
-    Sched s = new Sched(procs);
-    s.idleThreadTimeoutNanos = 20_000_000L;
+    Sched s = SchedTesting.newSched(procs);
     return s;
   }
 
