@@ -203,9 +203,10 @@ final class Machine extends Thread {
    * The open GoSyscall (a TraceEvents.GoSyscall) its G began in this run, or null: set by
    * Trace.syscallBegin, taken by the G's exitsyscall, which runs in the same run on this M
    * (after a park inside the bracket the G is no longer in _Gsyscall, and its exitsyscall does
-   * nothing), else ended by this M after the run that parked inside the bracket. A spurious
-   * submit can also take the G out of _Gsyscall with no park (the JDK's stack walker; see
-   * Goroutine): then the next syscallBegin, or the end of the run, ends the stale one.
+   * nothing), else ended by this M after the run that parked inside the bracket, or that ended
+   * in it. A spurious submit can also take the G out of _Gsyscall with no park (the JDK's stack
+   * walker): its exitsyscall still takes the event, by the M's phold word ('A spurious submit
+   * inside the bracket' in Syscall). The next syscallBegin ends one left over all the same.
    */
   Object traceSyscall;
 
@@ -433,8 +434,8 @@ final class Machine extends Thread {
     }
     Object sys = traceSyscall;
     if (sys != null) {
-      // It parked inside the bracket, and the P is sysmon's to retake; or a spurious submit
-      // left the G's exitsyscall nothing to do (see traceSyscall).
+      // It parked, or ended, inside the bracket, and the P is sysmon's to retake (see
+      // traceSyscall).
       traceSyscall = null;
       Trace.syscallStop(sys);
       Trace.syscallEnd(sys, this, true);
@@ -1174,6 +1175,17 @@ final class Machine extends Thread {
   boolean lostP() {
     int st = PHold.state((int) PHOLD.getVolatile(this));
     return st == PHold.RETAKEN || st == PHold.SYSCALL;
+  }
+
+  /**
+   * Whether the run of this M's G is still the one that entered a syscall: its word is in
+   * PHold.SYSCALL, which only the G (exitsyscall) or the end of the run changes ('A spurious
+   * submit inside the bracket' in Syscall). Called only by this M's running G, for which it is
+   * exact.
+   */
+  boolean inSyscallRun() {
+    assert onThisM() : "inSyscallRun: not on M" + id + " or its G";
+    return PHold.state((int) PHOLD.getOpaque(this)) == PHold.SYSCALL;
   }
 
   /** The phold word, for sysmon's observation. Any thread. */

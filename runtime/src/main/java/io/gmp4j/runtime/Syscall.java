@@ -46,6 +46,20 @@ import java.util.concurrent.locks.LockSupport;
  * gmp4j keeps the classic {@code _Psyscall} P status (2, as Go 1.25 printed it), the simplest
  * correct arbitration with one word.
  *
+ * <h3>A spurious submit inside the bracket</h3>
+ *
+ * The G can leave {@code _Gsyscall} in two ways before its exitsyscall: it parks inside the
+ * bracket (ready takes it out, and it runs again on some M with a P), or a submit reaches our
+ * scheduler while it is still mounted in the bracket: JDK 25's stack walker resubmits a thread
+ * that it suspended as runnable and that ran meanwhile (see Goroutine). ready takes it out of
+ * {@code _Gsyscall} and counts it out of nGsyscall as for a park, and the M that pops the entry
+ * finds the thread mounted and gives up at once (Machine.execute). The G never left its M, which
+ * still holds no P. exitsyscall tells the two apart by that M's phold word: still PHold.SYSCALL
+ * means the run that entered the call goes on, so exitsyscall does its work as usual, leaving
+ * the G's status and nGsyscall to the ready that changed them. Only this M's G moves its word
+ * out of PHold.SYSCALL (sysmon never touches it there), and a park ends the run, whose next one
+ * opens the word anew: so the G reads it exactly.
+ *
  * <p>Nested calls (a FileInputStream read inside a Blocker-bracketed call, say) count a depth;
  * only the outermost enters and exits. A call on a thread that is not one of our Gs does nothing.
  */
@@ -97,14 +111,19 @@ final class Syscall {
         || gp.syscallDepth == 0) {
       return; // not ours, or an exit without its enter (advice on a JDK method that threw)
     }
-    if (--gp.syscallDepth > 0 || gp.status() != Goroutine.SYSCALL) {
+    if (--gp.syscallDepth > 0) {
       return;
     }
-    Sched sched = gp.sched;
     Machine mp = gp.runningM();
-    sched.nGsyscall.decrement();
-    // In _Gsyscall still: no park since entersyscall, so this is the run, and the M, that
-    // began the GoSyscall (if a recording was on then).
+    boolean inSyscall = gp.status() == Goroutine.SYSCALL;
+    if (!inSyscall && (mp == null || !mp.inSyscallRun())) {
+      return; // it parked inside the bracket: that run is over, and this one has a P
+    }
+    // No park since entersyscall (see 'A spurious submit inside the bracket'), so this is the
+    // run, and the M, that began the GoSyscall (if a recording was on then).
+    if (inSyscall) {
+      gp.sched.nGsyscall.decrement(); // else ready counted it out
+    }
     Object sys = mp.traceSyscall;
     mp.traceSyscall = null;
     boolean traced = sys != null;
@@ -113,7 +132,9 @@ final class Syscall {
     }
     int fast = mp.exitSyscallFast();
     if (fast != Machine.EXIT_NO_P) {
-      gp.casSyscallToRunning();
+      if (inSyscall) {
+        gp.casSyscallToRunning();
+      }
       if (traced) {
         // lostP when sysmon took the P meanwhile, even if this M took it back at the end
         Trace.syscallEnd(sys, mp, fast == Machine.EXIT_LOST_P);
@@ -127,7 +148,9 @@ final class Syscall {
     // the overview). Go's slow path (grab an idle P) would take sched.lock here, on the G, and a
     // contended lock would unmount the G in mid-protocol: the M's wakep finds the idle P
     // instead.
-    gp.casSyscallToRunning();
+    if (inSyscall) {
+      gp.casSyscallToRunning();
+    }
     Thread.yield();
     reacquireIfPinned(gp);
   }

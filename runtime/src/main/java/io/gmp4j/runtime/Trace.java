@@ -830,8 +830,9 @@ final class Trace {
     e.m = mp.id;
     Object stale = mp.traceSyscall;
     if (stale != null) {
-      // An exitsyscall that found the G out of _Gsyscall with no park (a spurious submit
-      // readied it): that call is over, and its P gone as far as this M knows.
+      // A call whose exitsyscall never took its event. exitsyscall takes it even after a
+      // spurious submit ('A spurious submit inside the bracket' in Syscall), so this is only a
+      // guard: that call is over, and its P gone as far as this M knows.
       syscallStop(stale);
       syscallEnd(stale, mp, true);
     }
