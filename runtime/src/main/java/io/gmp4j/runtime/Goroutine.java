@@ -33,7 +33,8 @@ import java.util.concurrent.Executor;
  * </pre>
  *
  * A G that parks inside a syscall bracket stays syscall (the post-run CAS from running fails)
- * until it is readied: in Go a G cannot park in a syscall, but a virtual thread in a marked
+ * until it is readied (a spurious submit can ready it there too, with no park: 'A spurious
+ * submit inside the bracket' in Syscall): in Go a G cannot park in a syscall, but a virtual thread in a marked
  * native-call bracket can. "any" is every state but dead: a duplicate submit can find a
  * terminated thread in any of them. Every write is a CAS through {@link #casState}, which
  * checks the edge against {@link #TABLE} under {@code assert}.
@@ -330,11 +331,21 @@ final class Goroutine implements Executor {
     return statusOf(s) == RUNNING && casState(s, withStatus(s, SYSCALL), "entersyscall");
   }
 
-  /** syscall → running, keeping the sequence. Called only by the G itself (exitsyscall). */
-  void casSyscallToRunning() {
-    long s = state;
-    if (statusOf(s) != SYSCALL || !casState(s, withStatus(s, RUNNING), "exitsyscall")) {
-      throw new InternalError("exitsyscall: G" + goid + " bad status " + statusOf(s));
+  /**
+   * syscall → running, keeping the sequence; false if the G is not in syscall any more (a
+   * ready took it out: a park inside the bracket, or a spurious submit, which may come at any
+   * moment). Of this CAS and ready's, exactly one wins. Called only by the G itself
+   * (exitsyscall).
+   */
+  boolean casSyscallToRunning() {
+    for (; ; ) {
+      long s = state;
+      if (statusOf(s) != SYSCALL) {
+        return false;
+      }
+      if (casState(s, withStatus(s, RUNNING), "exitsyscall")) {
+        return true;
+      }
     }
   }
 

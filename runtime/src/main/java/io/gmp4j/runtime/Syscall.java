@@ -52,13 +52,21 @@ import java.util.concurrent.locks.LockSupport;
  * bracket (ready takes it out, and it runs again on some M with a P), or a submit reaches our
  * scheduler while it is still mounted in the bracket: JDK 25's stack walker resubmits a thread
  * that it suspended as runnable and that ran meanwhile (see Goroutine). ready takes it out of
- * {@code _Gsyscall} and counts it out of nGsyscall as for a park, and the M that pops the entry
- * finds the thread mounted and gives up at once (Machine.execute). The G never left its M, which
+ * {@code _Gsyscall} and counts it out of nGsyscall as for a park. The G never left its M, which
  * still holds no P. exitsyscall tells the two apart by that M's phold word: still PHold.SYSCALL
  * means the run that entered the call goes on, so exitsyscall does its work as usual, leaving
  * the G's status and nGsyscall to the ready that changed them. Only this M's G moves its word
  * out of PHold.SYSCALL (sysmon never touches it there), and a park ends the run, whose next one
- * opens the word anew: so the G reads it exactly.
+ * opens the word anew: so the G reads it exactly. exitsyscall's first step is its own CAS out
+ * of {@code _Gsyscall}, so that it and a ready racing it have one winner, which alone counts
+ * the G out of nGsyscall.
+ *
+ * <p>The queued entry stays: popped while the G is still mounted, its M finds the thread
+ * mounted elsewhere and gives up (Machine.execute); popped after the G yielded or parked, it
+ * resumes the G, or its M marks the parked G waiting. Until it is popped the G runs with
+ * status runnable: a bracket it enters meanwhile is not entered ({@code casRunningToSyscall}
+ * fails), and sysmon's preemption skips it, so only the hog hand-off can take its P. The same
+ * holds for a spurious submit that reaches a running G outside a bracket.
  *
  * <p>Nested calls (a FileInputStream read inside a Blocker-bracketed call, say) count a depth;
  * only the outermost enters and exits. A call on a thread that is not one of our Gs does nothing.
@@ -115,7 +123,10 @@ final class Syscall {
       return;
     }
     Machine mp = gp.runningM();
-    boolean inSyscall = gp.status() == Goroutine.SYSCALL;
+    // First, so that a ready racing us (a spurious submit can come at any moment) and this CAS
+    // have one winner, and the one that wins counts the G out of nGsyscall. Go moves the
+    // status after the P; no one here reads a G's status to find its P.
+    boolean inSyscall = gp.casSyscallToRunning();
     if (!inSyscall && (mp == null || !mp.inSyscallRun())) {
       return; // it parked inside the bracket: that run is over, and this one has a P
     }
@@ -132,9 +143,6 @@ final class Syscall {
     }
     int fast = mp.exitSyscallFast();
     if (fast != Machine.EXIT_NO_P) {
-      if (inSyscall) {
-        gp.casSyscallToRunning();
-      }
       if (traced) {
         // lostP when sysmon took the P meanwhile, even if this M took it back at the end
         Trace.syscallEnd(sys, mp, fast == Machine.EXIT_LOST_P);
@@ -145,12 +153,10 @@ final class Syscall {
       Trace.syscallEnd(sys, mp, true); // Go's GoSyscallEndBlocked
     }
     // No P for this M. The G yields; the M, holding no P, queues it globally and stops (see
-    // the overview). Go's slow path (grab an idle P) would take sched.lock here, on the G, and a
+    // the overview); after a spurious submit the entry already queued resumes it instead. Go's slow
+    // path (grab an idle P) would take sched.lock here, on the G, and a
     // contended lock would unmount the G in mid-protocol: the M's wakep finds the idle P
     // instead.
-    if (inSyscall) {
-      gp.casSyscallToRunning();
-    }
     Thread.yield();
     reacquireIfPinned(gp);
   }

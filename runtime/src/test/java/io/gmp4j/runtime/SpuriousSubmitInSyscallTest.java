@@ -48,7 +48,7 @@ class SpuriousSubmitInSyscallTest {
   /**
    * At one P, the resubmit's entry cannot run before exitsyscall: the G is still runnable and
    * queued when it leaves the call, and must get its P back all the same. Its queued entry then
-   * runs as a spurious submit when the G yields.
+   * resumes the G when the G yields (the yield's own submit finds it queued).
    */
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
@@ -71,7 +71,7 @@ class SpuriousSubmitInSyscallTest {
                     Machine mp = me.runningM();
                     assertTrue(!mp.lostP() && mp.p != null, "no P after exitsyscall on " + mp);
                     assertEquals(0L, s.nGsyscall.sum(), "nGsyscall");
-                    Thread.yield(); // the queued entry runs now, and finds the G mounted or done
+                    Thread.yield(); // the queued entry resumes it
                   } catch (Throwable t) {
                     failure.set(t);
                   }

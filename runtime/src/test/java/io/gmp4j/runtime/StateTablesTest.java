@@ -87,7 +87,8 @@ class StateTablesTest {
     assertEquals(Goroutine.IDLE, gp.casToRunnable());
     long ran = gp.casRunnableToRunning();
     assertTrue(gp.casRunningToSyscall());
-    gp.casSyscallToRunning();
+    assertTrue(gp.casSyscallToRunning());
+    assertFalse(gp.casSyscallToRunning(), "not in syscall any more");
     assertTrue(gp.casRunningToWaiting(ran));
     assertEquals(Goroutine.WAITING, gp.status());
     assertEquals(Goroutine.WAITING, gp.setDead(), "the status it had");
