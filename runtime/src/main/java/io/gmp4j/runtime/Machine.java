@@ -203,10 +203,11 @@ final class Machine extends Thread {
    * The open GoSyscall (a TraceEvents.GoSyscall) its G began in this run, or null: set by
    * Trace.syscallBegin, taken by the G's exitsyscall, which runs in the same run on this M
    * (after a park inside the bracket that run is over, the M's phold word says so, and its
-   * exitsyscall does nothing), else ended by this M after the run that parked inside the bracket, or that ended
-   * in it. A spurious submit can also take the G out of _Gsyscall with no park (the JDK's stack
-   * walker): its exitsyscall still takes the event, by the M's phold word ('A spurious submit
-   * inside the bracket' in Syscall). The next syscallBegin ends one left over all the same.
+   * exitsyscall does nothing), else ended by this M after the run that parked inside the
+   * bracket, or that ended in it. A spurious submit can also take the G out of _Gsyscall with
+   * no park (the JDK's stack walker): its exitsyscall still takes the event, by the M's phold
+   * word ('A spurious submit inside the bracket' in Syscall). The next syscallBegin ends one
+   * left over all the same.
    */
   Object traceSyscall;
 

@@ -153,10 +153,9 @@ final class Syscall {
       Trace.syscallEnd(sys, mp, true); // Go's GoSyscallEndBlocked
     }
     // No P for this M. The G yields; the M, holding no P, queues it globally and stops (see
-    // the overview); after a spurious submit the entry already queued resumes it instead. Go's slow
-    // path (grab an idle P) would take sched.lock here, on the G, and a
-    // contended lock would unmount the G in mid-protocol: the M's wakep finds the idle P
-    // instead.
+    // the overview); after a spurious submit the entry already queued resumes it instead. Go's
+    // slow path (grab an idle P) would take sched.lock here, on the G, and a contended lock
+    // would unmount the G in mid-protocol: the M's wakep finds the idle P instead.
     Thread.yield();
     reacquireIfPinned(gp);
   }
