@@ -35,8 +35,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * (gmp4j-detail.jfc); {@code default} (the JDK's default.jfc, for the row "JDK scheduler with
  * default.jfc"); or the path of any {@code .jfc} file, to find what one setting costs (an
  * empty configuration measures what a recording costs by itself). The recording is started in
- * the fork, in the trial's setup, on disk as a user's would be, and discarded at teardown. Run the rows the issue asks for with
- * {@code -p scheduler=gmp4j -p settings=none,gmp4j,detail} and
+ * the fork, in the trial's setup, on disk as a user's would be, and discarded at teardown. Run
+ * the rows the issue asks for with {@code -p scheduler=gmp4j -p settings=none,gmp4j,detail} and
  * {@code -p scheduler=jdk -p settings=none,default}.
  */
 @BenchmarkMode(Mode.AverageTime)

@@ -36,8 +36,8 @@ import java.util.concurrent.Executor;
  * until it is readied (a spurious submit can ready it there too, with no park: 'A spurious
  * submit inside the bracket' in Syscall): in Go a G cannot park in a syscall, but a virtual
  * thread in a marked native-call bracket can. "any" is every state but dead: a duplicate
- * submit can find a terminated thread in any of them. Every write is a CAS through {@link #casState}, which
- * checks the edge against {@link #TABLE} under {@code assert}.
+ * submit can find a terminated thread in any of them. Every write is a CAS through {@link
+ * #casState}, which checks the edge against {@link #TABLE} under {@code assert}.
  *
  * The JDK unmounts a parking thread before it publishes PARKED, and an unparker may then submit
  * it at once: the G can become runnable, and even run on another M, before the first M's
