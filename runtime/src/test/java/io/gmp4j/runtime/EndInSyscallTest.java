@@ -2,12 +2,12 @@ package io.gmp4j.runtime;
 
 import static io.gmp4j.runtime.SchedTesting.dump;
 import static io.gmp4j.runtime.SchedTesting.poll;
+import static io.gmp4j.runtime.SchedTesting.runOnG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,23 +23,14 @@ class EndInSyscallTest {
   void aGThatEndsInASyscallIsCountedOut() throws Exception {
     Sched s = SchedTesting.newSched(1);
     s.startSysmon(10_000_000L, 0, 0, false, false);
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    Thread g =
-        s.newBuilder()
-            .start(
-                () -> {
-                  try {
-                    assertTrue(Syscall.enter(), "entered");
-                    assertEquals(1L, s.nGsyscall.sum(), "in the syscall");
-                  } catch (Throwable t) {
-                    failure.set(t);
-                  }
-                  // ends here, inside the bracket
-                });
-    assertTrue(g.join(Duration.ofSeconds(20)), "the G did not finish\n" + s.schedtrace(true));
-    if (failure.get() != null) {
-      throw new AssertionError(failure.get());
-    }
+    runOnG(
+        s,
+        20,
+        () -> {
+          assertTrue(Syscall.enter(), "entered");
+          assertEquals(1L, s.nGsyscall.sum(), "in the syscall");
+          // ends here, inside the bracket
+        });
     assertTrue(
         poll(10_000, () -> s.nGsyscall.sum() == 0),
         "nGsyscall " + s.nGsyscall.sum() + " after the G ended\n" + dump(s));

@@ -2,12 +2,11 @@ package io.gmp4j.runtime;
 
 import static io.gmp4j.runtime.SchedTesting.dump;
 import static io.gmp4j.runtime.SchedTesting.poll;
+import static io.gmp4j.runtime.SchedTesting.runOnG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
-import java.time.Duration;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -39,27 +38,18 @@ class PinnedPollInSyscallTest {
     // A 1s slice: sysmon neither asks the G to yield nor retakes the syscall's P on its own
     // while the test runs (the other P is idle, and the call is short).
     s.startSysmon(1_000_000_000L, 0, 0, false, false);
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    Thread g =
-        s.newBuilder()
-            .start(
-                () -> {
-                  try {
-                    Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-                    boolean entered = Syscall.enter();
-                    assertEquals(Goroutine.SYSCALL, gp.status(), "entered the syscall");
-                    Preempt.request(gp, null, 0, "timeslice"); // as sysmon would
-                    assertTrue(PollsInClinit.POLLED); // the pinned poll: its yield fails
-                    Syscall.exit(entered);
-                    assertEquals(Goroutine.RUNNING, gp.status(), "left the syscall");
-                  } catch (Throwable t) {
-                    failure.set(t);
-                  }
-                });
-    assertTrue(g.join(Duration.ofSeconds(20)), "the G did not finish\n" + s.schedtrace(true));
-    if (failure.get() != null) {
-      throw new AssertionError(s.schedtrace(true), failure.get());
-    }
+    runOnG(
+        s,
+        20,
+        () -> {
+          Goroutine gp = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+          boolean entered = Syscall.enter();
+          assertEquals(Goroutine.SYSCALL, gp.status(), "entered the syscall");
+          Preempt.request(gp, null, 0, "timeslice"); // as sysmon would
+          assertTrue(PollsInClinit.POLLED); // the pinned poll: its yield fails
+          Syscall.exit(entered);
+          assertEquals(Goroutine.RUNNING, gp.status(), "left the syscall");
+        });
     boolean quiet = poll(10_000, () -> s.npidle == nprocs && s.numGoroutine() == 0);
     assertTrue(quiet, "a P is lost: npidle=" + s.npidle + "\n" + dump(s));
     for (Processor pp : s.allp) {

@@ -1,5 +1,7 @@
 package io.gmp4j.runtime;
 
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
 /** Helpers shared by the tests: waits, and the state of a scheduler of a test's own. */
@@ -26,6 +28,36 @@ public final class SchedTesting {
     Sched s = new Sched(nprocs);
     s.idleThreadTimeoutNanos = 20_000_000L;
     return s;
+  }
+
+  /** A test body that runs on a G and may throw. */
+  interface GBody {
+    void run() throws Exception;
+  }
+
+  /**
+   * Runs {@code body} on a new G of {@code s} and waits up to {@code seconds} for it; a failure
+   * or exception of the body, or a G that does not finish, fails the caller with {@link #dump}.
+   */
+  static void runOnG(Sched s, int seconds, GBody body) throws InterruptedException {
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    Thread g =
+        s.newBuilder()
+            .start(
+                () -> {
+                  try {
+                    body.run();
+                  } catch (Throwable t) {
+                    failure.set(t);
+                  }
+                });
+    if (!g.join(Duration.ofSeconds(seconds))) {
+      throw new AssertionError("the G did not finish in " + seconds + " s\n" + dump(s));
+    }
+    Throwable t = failure.get();
+    if (t != null) {
+      throw new AssertionError(t.getMessage() + "\n" + dump(s), t);
+    }
   }
 
   /** schedtrace detail, each P's state, and the stack of each M of {@code s} and of sysmon. */

@@ -1,12 +1,12 @@
 package io.gmp4j.runtime;
 
 import static io.gmp4j.runtime.SchedTesting.dump;
+import static io.gmp4j.runtime.SchedTesting.runOnG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -25,24 +25,15 @@ class SpuriousSubmitInSyscallTest {
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void exitsyscallAfterASpuriousSubmitGetsThePBack() throws Exception {
     Sched s = SchedTesting.newSched(2); // no sysmon: nobody retakes the P left in the call
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    Thread g =
-        s.newBuilder()
-            .start(
-                () -> {
-                  try {
-                    Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-                    for (int i = 0; i < ROUNDS; i++) {
-                      round(s, me, i);
-                    }
-                  } catch (Throwable t) {
-                    failure.set(t);
-                  }
-                });
-    assertTrue(g.join(Duration.ofSeconds(30)), "the G did not finish\n" + dump(s));
-    if (failure.get() != null) {
-      throw new AssertionError(failure.get().getMessage() + "\n" + dump(s), failure.get());
-    }
+    runOnG(
+        s,
+        30,
+        () -> {
+          Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+          for (int i = 0; i < ROUNDS; i++) {
+            round(s, me, i);
+          }
+        });
   }
 
   /**
@@ -54,32 +45,23 @@ class SpuriousSubmitInSyscallTest {
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void exitsyscallBeforeTheResubmitRunsGetsThePBack() throws Exception {
     Sched s = SchedTesting.newSched(1);
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    Thread g =
-        s.newBuilder()
-            .start(
-                () -> {
-                  try {
-                    Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-                    assertTrue(Syscall.enter(), "entered");
-                    Thread walker = Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
-                    while (walker.isAlive()) {
-                      Thread.onSpinWait(); // no park inside the bracket
-                    }
-                    assertEquals(Goroutine.RUNNABLE, me.status(), "the resubmit's entry ran");
-                    Syscall.exit(true);
-                    Machine mp = me.runningM();
-                    assertTrue(!mp.lostP() && mp.p != null, "no P after exitsyscall on " + mp);
-                    assertEquals(0L, s.nGsyscall.sum(), "nGsyscall");
-                    Thread.yield(); // the queued entry resumes it
-                  } catch (Throwable t) {
-                    failure.set(t);
-                  }
-                });
-    assertTrue(g.join(Duration.ofSeconds(30)), "the G did not finish\n" + dump(s));
-    if (failure.get() != null) {
-      throw new AssertionError(failure.get().getMessage() + "\n" + dump(s), failure.get());
-    }
+    runOnG(
+        s,
+        30,
+        () -> {
+          Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+          assertTrue(Syscall.enter(), "entered");
+          Thread walker = Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
+          while (walker.isAlive()) {
+            Thread.onSpinWait(); // no park inside the bracket
+          }
+          assertEquals(Goroutine.RUNNABLE, me.status(), "the resubmit's entry ran");
+          Syscall.exit(true);
+          Machine mp = me.runningM();
+          assertTrue(!mp.lostP() && mp.p != null, "no P after exitsyscall on " + mp);
+          assertEquals(0L, s.nGsyscall.sum(), "nGsyscall");
+          Thread.yield(); // the queued entry resumes it
+        });
     Thread next = s.newBuilder().start(() -> {});
     assertTrue(next.join(Duration.ofSeconds(20)), "the P was lost\n" + dump(s));
   }
