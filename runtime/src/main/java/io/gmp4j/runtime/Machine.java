@@ -206,8 +206,8 @@ final class Machine extends Thread {
    * exitsyscall does nothing), else ended by this M after the run that parked inside the
    * bracket, or that ended in it. A spurious submit can also take the G out of _Gsyscall with
    * no park (the JDK's stack walker): its exitsyscall still takes the event, by the M's phold
-   * word ('A spurious submit inside the bracket' in Syscall). The next syscallBegin ends one
-   * left over all the same.
+   * word ('A spurious submit inside the bracket' in Syscall). So none is left when the G's next
+   * call begins, as syscallBegin asserts.
    */
   Object traceSyscall;
 
@@ -435,9 +435,11 @@ final class Machine extends Thread {
     }
     Object sys = traceSyscall;
     if (sys != null) {
-      // It parked, or ended, inside the bracket, and the P is sysmon's to retake (see
-      // traceSyscall).
       traceSyscall = null;
+      // Only a run inside the bracket ends in the word SYSCALL, and exitsyscall takes the event
+      // whenever the run goes on, a spurious submit or not ('Syscall'): so the G parked, or
+      // ended, inside the bracket, and the P is sysmon's to retake.
+      assert closed == PHold.SYSCALL : "M" + id + ": a GoSyscall open after a run in " + closed;
       Trace.syscallStop(sys);
       Trace.syscallEnd(sys, this, true);
     }

@@ -828,14 +828,9 @@ final class Trace {
     e.goid = gp.goid;
     e.p = pp.id;
     e.m = mp.id;
-    Object stale = mp.traceSyscall;
-    if (stale != null) {
-      // A call whose exitsyscall never took its event. exitsyscall takes it even after a
-      // spurious submit ('A spurious submit inside the bracket' in Syscall), so this is only a
-      // guard: that call is over, and its P gone as far as this M knows.
-      syscallStop(stale);
-      syscallEnd(stale, mp, true);
-    }
+    // The last call's event was taken by its exitsyscall, even after a spurious submit ('A
+    // spurious submit inside the bracket' in Syscall), or by the end of the run it parked in.
+    assert mp.traceSyscall == null : "M" + mp.id + ": a GoSyscall still open at syscallBegin";
     mp.traceSyscall = e;
   }
 
