@@ -161,8 +161,13 @@ import jdk.jfr.Recording;
  * running still reads the clock, for 'The end of a run'. With a shorter threshold, every
  * readying is timed. Found with JFR's own execution samples at 1 ms: with the readying's clock
  * read, gmp4j.jfc moved about 10% of the ping-pong's samples into the two safepoint polls
- * after the two clock reads. gmp4j-detail.jfc: an event object per event but the reused ones
- * above, and JFR's thread-local write per commit.
+ * after the two clock reads. Measured in pairs of forks (bench/jfr-cost), gmp4j.jfc costs the
+ * ping-pong 5-10%, and a build whose begin took coarseNow instead of the clock 2%: the begin's
+ * nanoTime is most of it, and is what an exact begin costs, since Java code has no cheaper
+ * exact clock (Go's tracer reads the TSC). A begin from sysmon's coarse clock would be off by
+ * up to a sysmon sleep, half the threshold, and let slices overlap in JMC. gmp4j-detail.jfc:
+ * an event object per event but the reused ones above, and JFR's thread-local write per
+ * commit.
  *
  * <p>One cost is the machine's, not ours: on AVX-512 CPUs, C2 code that allocates or copies
  * with 512-bit registers leaves their upper halves dirty, and the JDK's thaw, C++ compiled with
