@@ -412,7 +412,7 @@ public final class Sched {
     // Timed before the put: once queued, the G may run on another M before this line returns.
     Object unblock =
         !yielded && was != Goroutine.IDLE && Trace.on(Trace.GO_UNBLOCK)
-            ? Trace.unblockBegin(gp)
+            ? Trace.unblockBegin(gp, now)
             : null;
     if (pp == null) {
       if (outside) {

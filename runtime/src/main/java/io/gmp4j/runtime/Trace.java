@@ -144,7 +144,8 @@ import jdk.jfr.Recording;
  * event (none of ours has one). So an object whose fields are all set again before each
  * commit, by one thread at a time, records what a new one would: GoRun's times are set through
  * the VarHandles, a
- * GoUnblock gets {@code begin()} and {@code end()} each time, and GoDestroy, an instant, never
+ * GoUnblock gets them set through its own VarHandles (or {@code begin()} and {@code end()}) each
+ * time, and GoDestroy, an instant, never
  * has {@code startTime} set, so commit times it now. Each object is confined like the slice
  * record: to the M and the G mounted on it. A GoRun the G queues (entersyscall) or sysmon
  * commits, and the other events, are still allocated per event.
@@ -261,6 +262,11 @@ final class Trace {
   private static VarHandle runStart;
 
   private static VarHandle runDuration;
+
+  /** GoUnblock's: with them a readying's one clock read times its GoUnblock too ('Cost'). */
+  private static VarHandle unblockStart;
+
+  private static VarHandle unblockDuration;
 
   /** System.nanoTime to JFR ticks, or null until measured: see 'The slice record'. */
   private static volatile TickClock clock;
@@ -481,6 +487,15 @@ final class Trace {
       System.err.println(
           "gmp4j: JFR GoRun events unavailable (no startTime/duration field: " + e + ")");
     }
+    try {
+      MethodHandles.Lookup l =
+          MethodHandles.privateLookupIn(TraceEvents.GoUnblock.class, MethodHandles.lookup());
+      VarHandle start = l.findVarHandle(TraceEvents.GoUnblock.class, "startTime", long.class);
+      unblockDuration = l.findVarHandle(TraceEvents.GoUnblock.class, "duration", long.class);
+      unblockStart = start; // last: unblockBegin tests it alone
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      // GoUnblock then times itself with begin() and end(): two more clock reads
+    }
   }
 
   /**
@@ -576,9 +591,11 @@ final class Trace {
 
   /**
    * Begins the GoUnblock of gp, timed before Sched.ready queues it; {@link #unblockCommit} says
-   * where it went. Called by Sched.ready with the bit set.
+   * where it went. {@code now}: the readying's System.nanoTime, or 0 if it took none; with one,
+   * the event is an instant at that time (its duration one tick), with no clock read of its own.
+   * Called by Sched.ready with the bit set.
    */
-  static Object unblockBegin(Goroutine gp) {
+  static Object unblockBegin(Goroutine gp, long now) {
     TraceEvents.GoUnblock e = null;
     Machine mp = committer();
     if (mp != null && mp.traceUnblockFreeCount != 0) {
@@ -589,8 +606,17 @@ final class Trace {
     if (e == null) {
       e = new TraceEvents.GoUnblock();
     }
-    e.begin(); // both implicit fields set anew ('Reused event objects') // before the G is
-    // queued: its next run must not start before its unblock
+    // Both implicit fields set anew ('Reused event objects'), before the G is queued: its next
+    // run must not start before its unblock.
+    TickClock c = clock;
+    VarHandle start = unblockStart;
+    e.timed = now != 0 && c != null && start != null;
+    if (e.timed) {
+      start.set(e, c.ticks(now)); // the readying's own read, on GoRun's clock
+      unblockDuration.set(e, 1L); // 0 would make commit time it
+    } else {
+      e.begin();
+    }
     e.goid = gp.goid;
     e.byGoid = currentGoid();
     return e;
@@ -600,7 +626,9 @@ final class Trace {
   static void unblockCommit(Object unblock, String to) {
     TraceEvents.GoUnblock e = (TraceEvents.GoUnblock) unblock;
     e.to = to;
-    e.end();
+    if (!e.timed) {
+      e.end();
+    }
     Machine mp = committer();
     if (mp == null) {
       e.commit();
