@@ -143,12 +143,11 @@ import jdk.jfr.Recording;
  * {@code duration} left at 0 after a begin, or the {@code startTime} of a {@code @Throttle}
  * event (none of ours has one). So an object whose fields are all set again before each
  * commit, by one thread at a time, records what a new one would: GoRun's times are set through
- * the VarHandles, a
- * GoUnblock gets them set through its own VarHandles (or {@code begin()} and {@code end()}) each
- * time, and GoDestroy, an instant, never
- * has {@code startTime} set, so commit times it now. Each object is confined like the slice
- * record: to the M and the G mounted on it. A GoRun the G queues (entersyscall) or sysmon
- * commits, and the other events, are still allocated per event.
+ * the VarHandles, a GoUnblock's through its own (or by {@code begin()} and {@code end()}) each
+ * time, and GoDestroy, an instant, never has {@code startTime} set, so commit times it now.
+ * Each object is confined like the slice record: to the M and the G mounted on it. A GoRun the
+ * G queues (entersyscall) or sysmon commits, and the other events, are still allocated per
+ * event.
  *
  * <h3>Cost</h3>
  *
@@ -263,7 +262,10 @@ final class Trace {
 
   private static VarHandle runDuration;
 
-  /** GoUnblock's: with them a readying's one clock read times its GoUnblock too ('Cost'). */
+  /**
+   * GoUnblock's: with them a readying's one clock read times its GoUnblock too ('Cost'). Written
+   * once, before the first publication of {@link #clock}, and read only after a read of it.
+   */
   private static VarHandle unblockStart;
 
   private static VarHandle unblockDuration;
