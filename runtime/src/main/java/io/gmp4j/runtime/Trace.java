@@ -478,26 +478,31 @@ final class Trace {
     return n < 0 || unit == 0 || n > Long.MAX_VALUE / unit ? 0 : n * unit;
   }
 
-  /** Finds GoRun's startTime and duration fields, which JFR adds to every event class. */
+  /**
+   * Finds GoRun's and GoUnblock's startTime and duration fields, which JFR adds to every event
+   * class.
+   */
   private static void findRunFields() {
     try {
-      MethodHandles.Lookup l =
-          MethodHandles.privateLookupIn(TraceEvents.GoRun.class, MethodHandles.lookup());
-      runStart = l.findVarHandle(TraceEvents.GoRun.class, "startTime", long.class);
-      runDuration = l.findVarHandle(TraceEvents.GoRun.class, "duration", long.class);
+      runStart = timeField(TraceEvents.GoRun.class, "startTime");
+      runDuration = timeField(TraceEvents.GoRun.class, "duration");
     } catch (ReflectiveOperationException | RuntimeException e) {
       System.err.println(
           "gmp4j: JFR GoRun events unavailable (no startTime/duration field: " + e + ")");
     }
     try {
-      MethodHandles.Lookup l =
-          MethodHandles.privateLookupIn(TraceEvents.GoUnblock.class, MethodHandles.lookup());
-      VarHandle start = l.findVarHandle(TraceEvents.GoUnblock.class, "startTime", long.class);
-      unblockDuration = l.findVarHandle(TraceEvents.GoUnblock.class, "duration", long.class);
-      unblockStart = start; // last: unblockBegin tests it alone
+      unblockDuration = timeField(TraceEvents.GoUnblock.class, "duration");
+      unblockStart = timeField(TraceEvents.GoUnblock.class, "startTime"); // last: tested alone
     } catch (ReflectiveOperationException | RuntimeException e) {
       // GoUnblock then times itself with begin() and end(): two more clock reads
     }
+  }
+
+  /** One of the implicit long fields (ticks) that JFR adds to event class {@code type}. */
+  private static VarHandle timeField(Class<?> type, String name)
+      throws ReflectiveOperationException {
+    return MethodHandles.privateLookupIn(type, MethodHandles.lookup())
+        .findVarHandle(type, name, long.class);
   }
 
   /**
@@ -593,9 +598,10 @@ final class Trace {
 
   /**
    * Begins the GoUnblock of gp, timed before Sched.ready queues it; {@link #unblockCommit} says
-   * where it went. {@code now}: the readying's System.nanoTime, or 0 if it took none; with one,
-   * the event is an instant at that time (its duration one tick), with no clock read of its own.
-   * Called by Sched.ready with the bit set.
+   * where it went. {@code now}: the readying's System.nanoTime, or 0 if it took none. With one,
+   * the event is an instant at that time (its duration one tick), with no clock read of its own;
+   * without, {@code begin()} and {@code end()} time it here. Called by Sched.ready with the bit
+   * set.
    */
   static Object unblockBegin(Goroutine gp, long now) {
     TraceEvents.GoUnblock e = null;
@@ -612,25 +618,22 @@ final class Trace {
     // run must not start before its unblock.
     TickClock c = clock;
     VarHandle start = unblockStart;
-    e.timed = now != 0 && c != null && start != null;
-    if (e.timed) {
+    if (now != 0 && c != null && start != null) {
       start.set(e, c.ticks(now)); // the readying's own read, on GoRun's clock
       unblockDuration.set(e, 1L); // 0 would make commit time it
     } else {
       e.begin();
+      e.end(); // an instant here too, so that commit never times it
     }
     e.goid = gp.goid;
     e.byGoid = currentGoid();
     return e;
   }
 
-  /** Ends and commits the GoUnblock of {@link #unblockBegin}: where the G went. */
+  /** Commits the GoUnblock of {@link #unblockBegin}, saying where the G went. */
   static void unblockCommit(Object unblock, String to) {
     TraceEvents.GoUnblock e = (TraceEvents.GoUnblock) unblock;
     e.to = to;
-    if (!e.timed) {
-      e.end();
-    }
     Machine mp = committer();
     if (mp == null) {
       e.commit();

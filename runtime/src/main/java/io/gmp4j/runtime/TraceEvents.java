@@ -129,9 +129,6 @@ final class TraceEvents {
     @Label("To")
     @Description("Where it was queued: runnext, local or global")
     String to;
-
-    /** Whether Trace.unblockBegin set the times itself (then commit must not end it). */
-    transient boolean timed;
   }
 
   @Name("gmp4j.GoSyscall")
