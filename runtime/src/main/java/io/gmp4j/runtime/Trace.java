@@ -257,18 +257,52 @@ final class Trace {
   /** Sysmon's longest sleep, and so the longest slice that can fall between two of its ticks. */
   static final long SKIP_END_MIN = 10_000_000L;
 
-  /** GoRun's implicit JFR fields startTime and duration (ticks), or null if not found. */
-  private static VarHandle runStart;
-
-  private static VarHandle runDuration;
-
   /**
-   * GoUnblock's: with them a readying's one clock read times its GoUnblock too ('Cost'). Written
-   * once, before the first publication of {@link #clock}, and read only after a read of it.
+   * GoRun's and GoUnblock's implicit JFR fields startTime and duration (ticks), or null where
+   * not found: static finals of a holder class, so that C2 folds each handle into a plain store
+   * (as non-final statics they were calls through the VarHandle guards, 8% of a detail
+   * ping-pong's samples). Loaded by {@link #findRunFields}, after JFR registered both classes;
+   * read only after a read of {@link #clock}, which is published after that.
    */
-  private static VarHandle unblockStart;
+  private static final class TimeFields {
+    static final VarHandle RUN_START;
+    static final VarHandle RUN_DURATION;
 
-  private static VarHandle unblockDuration;
+    /** The lookup's failure, for findRunFields' one line; null if both GoRun fields were found. */
+    static final Throwable RUN_MISSING;
+
+    /** GoUnblock's: with them a readying's one clock read times its GoUnblock too ('Cost'). */
+    static final VarHandle UNBLOCK_START;
+
+    static final VarHandle UNBLOCK_DURATION;
+
+    static {
+      VarHandle start = null, duration = null;
+      Throwable missing = null;
+      try {
+        start = timeField(TraceEvents.GoRun.class, "startTime");
+        duration = timeField(TraceEvents.GoRun.class, "duration");
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        start = null;
+        missing = e;
+      }
+      RUN_START = start;
+      RUN_DURATION = duration;
+      RUN_MISSING = missing;
+      start = null;
+      duration = null;
+      try {
+        duration = timeField(TraceEvents.GoUnblock.class, "duration");
+        start = timeField(TraceEvents.GoUnblock.class, "startTime");
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        start = null; // GoUnblock then times itself with begin() and end(): two more clock reads
+      }
+      UNBLOCK_START = start; // null unless both were found: the one that is tested
+      UNBLOCK_DURATION = duration;
+    }
+
+    private TimeFields() {}
+  }
 
   /** System.nanoTime to JFR ticks, or null until measured: see 'The slice record'. */
   private static volatile TickClock clock;
@@ -483,18 +517,11 @@ final class Trace {
    * class.
    */
   private static void findRunFields() {
-    try {
-      runStart = timeField(TraceEvents.GoRun.class, "startTime");
-      runDuration = timeField(TraceEvents.GoRun.class, "duration");
-    } catch (ReflectiveOperationException | RuntimeException e) {
+    if (TimeFields.RUN_MISSING != null) {
       System.err.println(
-          "gmp4j: JFR GoRun events unavailable (no startTime/duration field: " + e + ")");
-    }
-    try {
-      unblockDuration = timeField(TraceEvents.GoUnblock.class, "duration");
-      unblockStart = timeField(TraceEvents.GoUnblock.class, "startTime"); // last: tested alone
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      // GoUnblock then times itself with begin() and end(): two more clock reads
+          "gmp4j: JFR GoRun events unavailable (no startTime/duration field: "
+              + TimeFields.RUN_MISSING
+              + ")");
     }
   }
 
@@ -522,7 +549,7 @@ final class Trace {
    * Requires the class lock (refresh); GoRun must be on in JFR, or the probe's begin stays 0.
    */
   private static boolean calibrate() {
-    if (runStart == null) {
+    if (TimeFields.RUN_START == null) {
       return false;
     }
     TickClock c = clock;
@@ -560,7 +587,7 @@ final class Trace {
       long n0 = System.nanoTime();
       e.begin();
       long n1 = System.nanoTime();
-      long ticks = (long) runStart.get(e);
+      long ticks = (long) TimeFields.RUN_START.get(e);
       if (ticks == 0) {
         return null;
       }
@@ -579,8 +606,9 @@ final class Trace {
       return false;
     }
     long start = c.ticks(begin);
-    runStart.set(e, start);
-    runDuration.set(e, Math.max(1, c.ticks(stop) - start)); // 0 would make commit time it
+    TimeFields.RUN_START.set(e, start);
+    long duration = Math.max(1, c.ticks(stop) - start); // 0 would make commit time it
+    TimeFields.RUN_DURATION.set(e, duration);
     return true;
   }
 
@@ -617,10 +645,9 @@ final class Trace {
     // Both implicit fields set anew ('Reused event objects'), before the G is queued: its next
     // run must not start before its unblock.
     TickClock c = clock;
-    VarHandle start = unblockStart;
-    if (now != 0 && c != null && start != null) {
-      start.set(e, c.ticks(now)); // the readying's own read, on GoRun's clock
-      unblockDuration.set(e, 1L); // 0 would make commit time it
+    if (now != 0 && c != null && TimeFields.UNBLOCK_START != null) {
+      TimeFields.UNBLOCK_START.set(e, c.ticks(now)); // the readying's own read, on GoRun's clock
+      TimeFields.UNBLOCK_DURATION.set(e, 1L); // 0 would make commit time it
     } else {
       e.begin();
       e.end(); // an instant here too, so that commit never times it
