@@ -17,13 +17,26 @@ import java.util.function.Supplier;
  * reader that polls faster than 10 Hz sees values at most 100 ms old. readMetrics takes no
  * scheduler lock, so neither does anything here.
  *
+ * <p>A read that comes {@link #SCRAPE_GAP_NANOS} or more after the one before starts a new
+ * scrape and takes a reading of its own, however young the kept one is. Without this, a scrape
+ * that began on a map read up to 100 ms earlier (by the previous scrape, or by the bind at
+ * start-up) could see it expire halfway, and then show two readings side by side: on an
+ * ExporterIT run, {@code gmp_sched_goroutines{state="waiting"}} 0 from the bind's map beside
+ * {@code gmp_sched_goroutines_live_goroutines} 21 from a new one. A scrape's reads follow one
+ * another within microseconds, so it now sees one map unless it runs longer than 100 ms or
+ * pauses for 20 (a GC pause).
+ *
  * <p>Access rules: {@code last} is written by any reading thread (a racy publish of an
  * immutable snapshot: two threads that race both read, and either result is fine) and read by
- * any thread; volatile for safe publication of the record.
+ * any thread; volatile for safe publication of the record. {@code lastRead} likewise: written
+ * by every read, racily (a lost update only moves the gap's start by one read).
  */
 final class MetricsReader {
   /** How long one readMetrics serves: longer than a scrape, shorter than any scrape interval. */
   static final long MAX_AGE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  /** How long without a read ends a scrape: far longer than between two meters of one. */
+  static final long SCRAPE_GAP_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
   private static final MetricsReader SHARED = new MetricsReader(Gmp::readMetrics, System::nanoTime);
 
@@ -32,6 +45,7 @@ final class MetricsReader {
   private final Supplier<Map<String, Object>> source;
   private final LongSupplier nanoClock;
   private volatile Snapshot last;
+  private volatile long lastRead;
 
   MetricsReader(Supplier<Map<String, Object>> source, LongSupplier nanoClock) {
     this.source = source;
@@ -46,11 +60,13 @@ final class MetricsReader {
     return SHARED;
   }
 
-  /** The current values, at most MAX_AGE_NANOS old. Any thread. */
+  /** The current values: at most MAX_AGE_NANOS old, and new at a scrape's first read. Any thread. */
   Map<String, Object> values() {
     long now = nanoClock.getAsLong();
     Snapshot s = last; // volatile read, pairs with the write below
-    if (s == null || now - s.readAt >= MAX_AGE_NANOS) {
+    long idle = now - lastRead;
+    lastRead = now;
+    if (s == null || now - s.readAt >= MAX_AGE_NANOS || idle >= SCRAPE_GAP_NANOS) {
       s = new Snapshot(now, source.get());
       last = s; // volatile write: publishes the immutable map
     }

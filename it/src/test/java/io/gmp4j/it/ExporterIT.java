@@ -86,6 +86,11 @@ class ExporterIT {
       String base = "http://127.0.0.1:" + port;
 
       Map<String, String> sched1 = sched(get(base + "/sched", 200));
+      // /metrics serves one readMetrics for up to 100 ms (MetricsReader.MAX_AGE_NANOS), and the
+      // exporter's bind took one at start-up, just before "ready": scraped at once, /metrics
+      // showed 0 latency samples against /sched's 4 before it. Past that age, the reading that a
+      // scrape serves was taken after sched1.
+      Thread.sleep(250);
       String metricsText = get(base + "/metrics", 200);
       Map<String, String> sched2 = sched(get(base + "/sched", 200));
       Map<String, MetricFamily> metrics = parse(metricsText);
