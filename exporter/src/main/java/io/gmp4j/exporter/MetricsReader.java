@@ -60,7 +60,7 @@ final class MetricsReader {
     return SHARED;
   }
 
-  /** The current values: at most MAX_AGE_NANOS old, and new at a scrape's first read. Any thread. */
+  /** The current values: at most MAX_AGE_NANOS old, new at a scrape's first read. Any thread. */
   Map<String, Object> values() {
     long now = nanoClock.getAsLong();
     Snapshot s = last; // volatile read, pairs with the write below
