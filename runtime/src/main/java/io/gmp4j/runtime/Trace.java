@@ -265,41 +265,19 @@ final class Trace {
    * read only after a read of {@link #clock}, which is published after that.
    */
   private static final class TimeFields {
-    static final VarHandle RUN_START;
-    static final VarHandle RUN_DURATION;
-
-    /** The lookup's failure, for findRunFields' one line; null if both GoRun fields were found. */
-    static final Throwable RUN_MISSING;
+    static final VarHandle RUN_START = timeField(TraceEvents.GoRun.class, "startTime");
+    static final VarHandle RUN_DURATION = timeField(TraceEvents.GoRun.class, "duration");
 
     /** GoUnblock's: with them a readying's one clock read times its GoUnblock too ('Cost'). */
-    static final VarHandle UNBLOCK_START;
+    static final VarHandle UNBLOCK_START = timeField(TraceEvents.GoUnblock.class, "startTime");
 
-    static final VarHandle UNBLOCK_DURATION;
+    static final VarHandle UNBLOCK_DURATION = timeField(TraceEvents.GoUnblock.class, "duration");
 
-    static {
-      VarHandle start = null, duration = null;
-      Throwable missing = null;
-      try {
-        start = timeField(TraceEvents.GoRun.class, "startTime");
-        duration = timeField(TraceEvents.GoRun.class, "duration");
-      } catch (ReflectiveOperationException | RuntimeException e) {
-        start = null;
-        missing = e;
-      }
-      RUN_START = start;
-      RUN_DURATION = duration;
-      RUN_MISSING = missing;
-      start = null;
-      duration = null;
-      try {
-        duration = timeField(TraceEvents.GoUnblock.class, "duration");
-        start = timeField(TraceEvents.GoUnblock.class, "startTime");
-      } catch (ReflectiveOperationException | RuntimeException e) {
-        start = null; // GoUnblock then times itself with begin() and end(): two more clock reads
-      }
-      UNBLOCK_START = start; // null unless both were found: the one that is tested
-      UNBLOCK_DURATION = duration;
-    }
+    /** Whether GoRun's two fields were found; without them GoRun is unavailable. */
+    static final boolean RUN = RUN_START != null && RUN_DURATION != null;
+
+    /** Whether GoUnblock's were; without them it times itself with begin() and end(). */
+    static final boolean UNBLOCK = UNBLOCK_START != null && UNBLOCK_DURATION != null;
 
     private TimeFields() {}
   }
@@ -514,22 +492,25 @@ final class Trace {
 
   /**
    * Finds GoRun's and GoUnblock's startTime and duration fields, which JFR adds to every event
-   * class.
+   * class (loads {@link TimeFields}); says in one line if GoRun's are missing.
    */
   private static void findRunFields() {
-    if (TimeFields.RUN_MISSING != null) {
-      System.err.println(
-          "gmp4j: JFR GoRun events unavailable (no startTime/duration field: "
-              + TimeFields.RUN_MISSING
-              + ")");
+    if (!TimeFields.RUN) {
+      System.err.println("gmp4j: JFR GoRun events unavailable (no startTime/duration field)");
     }
   }
 
-  /** One of the implicit long fields (ticks) that JFR adds to event class {@code type}. */
-  private static VarHandle timeField(Class<?> type, String name)
-      throws ReflectiveOperationException {
-    return MethodHandles.privateLookupIn(type, MethodHandles.lookup())
-        .findVarHandle(type, name, long.class);
+  /**
+   * One of the implicit long fields (ticks) that JFR adds to event class {@code type}, or null if
+   * it has none.
+   */
+  private static VarHandle timeField(Class<?> type, String name) {
+    try {
+      return MethodHandles.privateLookupIn(type, MethodHandles.lookup())
+          .findVarHandle(type, name, long.class);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
   }
 
   /**
@@ -549,7 +530,7 @@ final class Trace {
    * Requires the class lock (refresh); GoRun must be on in JFR, or the probe's begin stays 0.
    */
   private static boolean calibrate() {
-    if (TimeFields.RUN_START == null) {
+    if (!TimeFields.RUN) {
       return false;
     }
     TickClock c = clock;
@@ -645,7 +626,7 @@ final class Trace {
     // Both implicit fields set anew ('Reused event objects'), before the G is queued: its next
     // run must not start before its unblock.
     TickClock c = clock;
-    if (now != 0 && c != null && TimeFields.UNBLOCK_START != null) {
+    if (now != 0 && c != null && TimeFields.UNBLOCK) {
       TimeFields.UNBLOCK_START.set(e, c.ticks(now)); // the readying's own read, on GoRun's clock
       TimeFields.UNBLOCK_DURATION.set(e, 1L); // 0 would make commit time it
     } else {
