@@ -111,6 +111,23 @@ public class JfrCostBenchmark {
   @Benchmark
   @OperationsPerInvocation(ROUND_TRIPS)
   public void pingPong() throws InterruptedException {
+    pingPong(0);
+  }
+
+  /**
+   * The ping-pong with {@link #BUSY_STEPS} steps of computation (about 1 us on the 2-vCPU VMs)
+   * before each unpark: runs of a microsecond or two, nearer a request handler's than the bare
+   * ping-pong's few hundred ns, so that a per-run cost shows at the size a real program pays it.
+   */
+  @Benchmark
+  @OperationsPerInvocation(ROUND_TRIPS)
+  public void pingPongBusy() throws InterruptedException {
+    pingPong(BUSY_STEPS);
+  }
+
+  static final int BUSY_STEPS = 700;
+
+  private void pingPong(int steps) throws InterruptedException {
     turn = 0;
     Thread e =
         builder.unstarted(
@@ -119,6 +136,7 @@ public class JfrCostBenchmark {
                 while (turn != 1) {
                   LockSupport.park();
                 }
+                busy(steps);
                 turn = 0;
                 LockSupport.unpark(driver);
               }
@@ -127,6 +145,7 @@ public class JfrCostBenchmark {
         builder.unstarted(
             () -> {
               for (int i = 0; i < ROUND_TRIPS; i++) {
+                busy(steps);
                 turn = 1;
                 LockSupport.unpark(echo);
                 while (turn != 0) {
@@ -140,6 +159,20 @@ public class JfrCostBenchmark {
     d.start();
     d.join();
     e.join();
+  }
+
+  /**
+   * A dependent xorshift-multiply chain of {@code steps} steps, about 1.4 ns each on the 2-vCPU
+   * EPYC VM. Not a multiply-add: C2 collapses an affine chain to a few ns whatever its length.
+   */
+  private static void busy(int steps) {
+    long x = sink;
+    for (int i = 0; i < steps; i++) {
+      x = (x ^ (x >>> 29)) * 6364136223846793005L;
+    }
+    if (x == 42) {
+      sink = x; // almost never: keeps the chain live without a store per call
+    }
   }
 
   /** {@link #SPAWNS} virtual threads started and joined from one, ns per spawn. */
