@@ -376,7 +376,8 @@ final class AgentInstaller {
         PollInjectors.create(
             options.get("preempt.include"),
             options.get("preempt.exclude"),
-            options.flag("preempt.prologue"));
+            options.flag("preempt.prologue"),
+            options.get("preempt.cache"));
     if (injector == null) {
       return null;
     }
@@ -421,8 +422,8 @@ final class AgentInstaller {
    * the JDK's CDS archive does not hold (issue 11's start-up item).
    */
 
-  /** {@code Stderr::line} for the exporter and the recordings. */
-  private static final class StderrLine implements java.util.function.Consumer<String> {
+  /** {@code Stderr::line} for the exporter, the recordings and the rewrite cache. */
+  static final class StderrLine implements java.util.function.Consumer<String> {
     @Override
     public void accept(String line) {
       Stderr.line(line);

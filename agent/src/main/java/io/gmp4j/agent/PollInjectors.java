@@ -38,7 +38,8 @@ final class PollInjectors {
    * The injector, or null (after one line on stderr) when the agent jar has none. Throws what
    * its constructor throws when it exists but cannot be created. Called once, by the installer.
    */
-  static PreemptPollTransformer.Injector create(String include, String exclude, boolean prologue) {
+  static PreemptPollTransformer.Injector create(
+      String include, String exclude, boolean prologue, String cacheDir) {
     try {
       Class.forName(INJECTOR, false, PollInjectors.class.getClassLoader());
     } catch (ClassNotFoundException e) {
@@ -48,7 +49,34 @@ final class PollInjectors {
               + "); running Gs are not preempted, as with asyncpreemptoff=1");
       return null;
     }
-    return new Direct(new io.gmp4j.agent.poll.PollInjector(include, exclude, prologue));
+    io.gmp4j.agent.poll.RewriteCache cache =
+        cacheDir == null ? null : openCache(cacheDir, prologue);
+    return new Direct(new io.gmp4j.agent.poll.PollInjector(include, exclude, prologue, cache));
+  }
+
+  /**
+   * The rewrite cache in {@code dir} for this agent jar ('Rewrite cache' in {@code
+   * io.gmp4j.agent.poll.RewriteCache}), or null after one line: the injector then works without
+   * it. The salt is the jar's own CRC32C, so a rebuilt agent never reads another build's entries.
+   */
+  private static io.gmp4j.agent.poll.RewriteCache openCache(String dir, boolean prologue) {
+    byte[] jar;
+    try {
+      jar =
+          java.nio.file.Files.readAllBytes(
+              java.nio.file.Path.of(
+                  PollInjectors.class.getProtectionDomain().getCodeSource().getLocation().toURI()));
+    } catch (Exception | LinkageError e) {
+      Stderr.line(
+          "gmp4j: preempt.cache: cannot read the agent jar to tell its build apart ("
+              + Stderr.describe(e)
+              + "); classes are rewritten at every start, without a cache");
+      return null;
+    }
+    return io.gmp4j.agent.poll.RewriteCache.open(
+        java.nio.file.Path.of(dir),
+        io.gmp4j.agent.poll.RewriteCache.salt(jar, prologue),
+        new AgentInstaller.StderrLine());
   }
 
   /** The injector behind {@link PreemptPollTransformer.Injector}; a class, not a lambda. */

@@ -42,6 +42,10 @@ public final class Config {
     KEYS.put("preempt.exclude", "class-name globs separated by ; or |, e.g. com.acme.gen.*");
     KEYS.put("preempt.prologue", "0 or 1");
     KEYS.put(
+        "preempt.cache",
+        "a directory where the agent keeps the classes it rewrote with polls, for the next start"
+            + " to read back (owned by this user, not writable by others)");
+    KEYS.put(
         "preempt.retransform",
         "0 or 1: 0 leaves the classes loaded before an attach" + " without polls (default 1)");
     KEYS.put(

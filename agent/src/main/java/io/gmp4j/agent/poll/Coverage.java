@@ -89,6 +89,10 @@ public final class Coverage {
   private final ConcurrentLinkedQueue<String> listed = new ConcurrentLinkedQueue<>();
 
   private final AtomicInteger listedCount = new AtomicInteger();
+
+  /** The injector's rewrite cache, for the summary line, or null. Written once, at set-up. */
+  private volatile RewriteCache cache;
+
   private final LongAdder instrumented = new LongAdder();
   private final LongAdder skipped = new LongAdder();
 
@@ -218,6 +222,11 @@ public final class Coverage {
     return name + "@" + Integer.toHexString(System.identityHashCode(loader));
   }
 
+  /** Names the rewrite cache whose counts the summary line ends with. Called by the injector. */
+  void useCache(RewriteCache c) {
+    cache = c;
+  }
+
   /** Classes instrumented so far. */
   public long instrumented() {
     return instrumented.sum();
@@ -240,7 +249,8 @@ public final class Coverage {
   /**
    * {@code gmp4j: preemption polls: 1234 classes instrumented, 56 left alone (40 no loops, 10
    * excluded, 3 old version, 1 too large, 2 failed) in 7 loaders}; reasons with no class are left
-   * out, and so are the parentheses when no class was left alone.
+   * out, and so are the parentheses when no class was left alone. With {@code preempt.cache} it
+   * ends with the cache's counts ({@link RewriteCache#summary}).
    */
   public String summaryLine() {
     Map<Reason, Long> by = new EnumMap<>(Reason.class);
@@ -269,6 +279,10 @@ public final class Coverage {
       b.append(" (").append(String.join(", ", parts)).append(')');
     }
     b.append(" in ").append(loaders.size()).append(loaders.size() == 1 ? " loader" : " loaders");
+    RewriteCache c = cache;
+    if (c != null) {
+      b.append(c.summary());
+    }
     return b.toString();
   }
 

@@ -156,6 +156,9 @@ public final class PollInjector {
   private final boolean prologuePolls;
   private final Coverage coverage;
 
+  /** The rewrites kept across runs ({@code preempt.cache}), or null. */
+  private final RewriteCache cache;
+
   /** Which rewritten methods {@link FrameCheck} checks: {@link #CHECK_NONE} and so on. */
   private final int frameCheck;
 
@@ -195,13 +198,32 @@ public final class PollInjector {
    * @param prologuePolls whether to poll at method entry as well (option {@code preempt.prologue})
    */
   public PollInjector(String includePatterns, String excludePatterns, boolean prologuePolls) {
-    this(includePatterns, excludePatterns, prologuePolls, Coverage.global(), CHECK_DERIVED);
+    this(includePatterns, excludePatterns, prologuePolls, (RewriteCache) null);
+  }
+
+  /**
+   * As above, reading and writing the rewrites in {@code cache} ('Rewrite cache' in {@link
+   * RewriteCache}); null for none. The agent's injector, with {@code preempt.cache}.
+   */
+  public PollInjector(
+      String includePatterns, String excludePatterns, boolean prologuePolls, RewriteCache cache) {
+    this(includePatterns, excludePatterns, prologuePolls, Coverage.global(), CHECK_DERIVED, cache);
   }
 
   /** As above, recording into {@code coverage} rather than the agent's. */
   PollInjector(
       String includePatterns, String excludePatterns, boolean prologuePolls, Coverage coverage) {
-    this(includePatterns, excludePatterns, prologuePolls, coverage, CHECK_DERIVED);
+    this(includePatterns, excludePatterns, prologuePolls, coverage, CHECK_DERIVED, null);
+  }
+
+  /** As above, with {@code cache} (null for none). */
+  PollInjector(
+      String includePatterns,
+      String excludePatterns,
+      boolean prologuePolls,
+      Coverage coverage,
+      RewriteCache cache) {
+    this(includePatterns, excludePatterns, prologuePolls, coverage, CHECK_DERIVED, cache);
   }
 
   /**
@@ -215,13 +237,14 @@ public final class PollInjector {
         excludePatterns,
         prologuePolls,
         Coverage.global(),
-        frameCheck ? CHECK_DERIVED : CHECK_NONE);
+        frameCheck ? CHECK_DERIVED : CHECK_NONE,
+        null);
   }
 
   /** As above, checking the methods {@code frameCheck} says ({@link #CHECK_ALL} and so on). */
   PollInjector(
       String includePatterns, String excludePatterns, boolean prologuePolls, int frameCheck) {
-    this(includePatterns, excludePatterns, prologuePolls, Coverage.global(), frameCheck);
+    this(includePatterns, excludePatterns, prologuePolls, Coverage.global(), frameCheck, null);
   }
 
   private PollInjector(
@@ -229,12 +252,17 @@ public final class PollInjector {
       String excludePatterns,
       boolean prologuePolls,
       Coverage coverage,
-      int frameCheck) {
+      int frameCheck,
+      RewriteCache cache) {
     this.includes = globs(includePatterns);
     this.excludes = globs(excludePatterns);
     this.prologuePolls = prologuePolls;
     this.coverage = coverage;
     this.frameCheck = frameCheck;
+    this.cache = cache;
+    if (cache != null) {
+      coverage.useCache(cache);
+    }
   }
 
   /**
@@ -270,6 +298,30 @@ public final class PollInjector {
       coverage.skipped(loader, internalClassName, Coverage.Reason.NO_LOOPS);
       return null;
     }
+    RewriteCache.Outcome o = cache == null ? null : cache.get(classfile);
+    if (o == null) {
+      o = rewrite(classfile, loops); // throws: not cached, the class stays as it was
+      if (cache != null) {
+        cache.put(classfile, o); // see 'Rewrite cache' in RewriteCache
+      }
+    }
+    for (RewriteCache.MethodNote m : o.methods) {
+      coverage.method(internalClassName, m.name, m.descriptor, m.why);
+    }
+    if (o.out == null) {
+      coverage.skipped(loader, internalClassName, o.leftAlone);
+      return null;
+    }
+    coverage.instrumented(loader, internalClassName);
+    LAST_STATS.set(o.stats);
+    return o.out;
+  }
+
+  /**
+   * The rewrite of a class with loops ({@code loops}: the methods that have one, or null for
+   * all), frame-checked; what {@link RewriteCache} keeps. Throws what the check and ASM throw.
+   */
+  private RewriteCache.Outcome rewrite(byte[] classfile, BitSet loops) {
     ClassReader reader = new ClassReader(classfile);
     // major_version follows magic and minor_version; see 'Old class files'
     boolean frameless = reader.readUnsignedShort(6) < Opcodes.V1_6;
@@ -292,16 +344,17 @@ public final class PollInjector {
       out = stats(plans).isEmpty() ? null : emit(reader, plans);
     }
     Stats stats = stats(plans); // without the methods emit left alone
+    List<RewriteCache.MethodNote> methods = new ArrayList<>(0);
     Coverage.Reason why = null;
     for (MethodPlan p : plans) {
       if (p.leftAlone != null) {
-        coverage.method(internalClassName, p.name, p.descriptor, p.leftAlone);
+        methods.add(new RewriteCache.MethodNote(p.name, p.descriptor, p.leftAlone));
         why = why == null || p.leftAlone == Coverage.Reason.TOO_LARGE ? p.leftAlone : why;
       }
     }
     if (stats.isEmpty()) {
-      coverage.skipped(loader, internalClassName, why == null ? Coverage.Reason.NO_LOOPS : why);
-      return null;
+      return new RewriteCache.Outcome(
+          null, why == null ? Coverage.Reason.NO_LOOPS : why, methods, stats);
     }
     if (frameCheck != CHECK_NONE) {
       Set<String> rewritten = new HashSet<>();
@@ -314,9 +367,7 @@ public final class PollInjector {
         FrameCheck.check(out, rewritten); // throws: the class stays as it was
       }
     }
-    coverage.instrumented(loader, internalClassName);
-    LAST_STATS.set(stats);
-    return out;
+    return new RewriteCache.Outcome(out, null, methods, stats);
   }
 
   /**
