@@ -156,9 +156,8 @@ public final class RewriteCache {
       PosixFileAttributeView view = Files.getFileAttributeView(dir, PosixFileAttributeView.class);
       if (view != null) {
         PosixFileAttributes a = view.readAttributes();
-        String me = System.getProperty("user.name");
-        if (me != null && !a.owner().getName().equals(me)) {
-          return "owned by " + a.owner().getName() + ", not by " + me + " ('Trust' in the README)";
+        if (!ownedByThisProcess(dir, a)) {
+          return "owned by " + a.owner().getName() + ", not by this JVM's user";
         }
         Set<PosixFilePermission> p = a.permissions();
         if (p.contains(PosixFilePermission.GROUP_WRITE)
@@ -174,6 +173,20 @@ public final class RewriteCache {
       return null;
     } catch (IOException | RuntimeException e) {
       return e.getClass().getSimpleName() + ": " + e.getMessage();
+    }
+  }
+
+  /**
+   * Whether this process's user owns {@code dir}: by uid where the file system tells it ({@code
+   * /proc/self} belongs to the process's uid on Linux), else by the user name, which a container
+   * user without a passwd entry may not have.
+   */
+  private static boolean ownedByThisProcess(Path dir, PosixFileAttributes a) {
+    try {
+      Object me = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+      return me.equals(Files.getAttribute(dir, "unix:uid"));
+    } catch (IOException | RuntimeException noUnixView) {
+      return a.owner().getName().equals(System.getProperty("user.name"));
     }
   }
 

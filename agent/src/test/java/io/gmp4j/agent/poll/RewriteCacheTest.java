@@ -152,6 +152,27 @@ class RewriteCacheTest {
     assertTrue(lines.get(0).startsWith("gmp4j: preempt.cache: cannot use " + dir), lines.get(0));
     assertTrue(lines.get(0).contains("writable by its group or others"), lines.get(0));
 
+    // Another user's directory: only root can make one here, so the check runs where the
+    // suite runs as root (CI) and is left out where it cannot be set up.
+    Path theirs = tmp.resolve("theirs");
+    Files.createDirectory(theirs);
+    Files.setPosixFilePermissions(theirs, PosixFilePermissions.fromString("rwx------"));
+    boolean chowned;
+    try {
+      Files.setOwner(
+          theirs,
+          theirs.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+      chowned = true;
+    } catch (IOException | UnsupportedOperationException notRoot) {
+      chowned = false;
+    }
+    if (chowned) {
+      lines.clear();
+      assertNull(RewriteCache.open(theirs, SALT, lines::add));
+      assertTrue(
+          lines.get(0).contains("owned by nobody, not by this JVM's user"), lines.toString());
+    }
+
     Path file = tmp.resolve("a-file");
     Files.writeString(file, "x");
     lines.clear();
