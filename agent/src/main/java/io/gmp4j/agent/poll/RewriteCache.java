@@ -8,7 +8,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFileAttributeView;
@@ -19,7 +18,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.zip.CRC32C;
@@ -48,10 +49,10 @@ import java.util.zip.CRC32C;
  *       an intrinsic in the interpreter and in compiled code, so keying a class costs about a
  *       microsecond; the key is only an address, since step 3 compares the whole class file.
  *   <li><b>Miss.</b> The injector rewrites the class as before (frame check included), then
- *       writes its outcome: the rewritten bytes or "left alone" with the reason, the methods left
- *       alone, the poll counts, and the original bytes. The file is written to a temporary name
- *       in the same directory and renamed over the entry ({@code ATOMIC_MOVE}), so a reader in
- *       this or another JVM sees a whole entry or none. A class whose rewrite throws is not
+ *       queues its outcome for the writer ('Write-behind'): the rewritten bytes or "left alone"
+ *       with the reason, the methods left alone, the poll counts, and the original bytes. The
+ *       file is written to a temporary name in the same directory and renamed over the entry
+ *       ({@code ATOMIC_MOVE}), so a reader in this or another JVM sees a whole entry or none. A class whose rewrite throws is not
  *       cached: it is computed again, and reported again, at every start.
  *   <li><b>Hit.</b> The entry is read whole and checked: the magic, the salt, a CRC32C over
  *       everything before it, and the stored original equal byte for byte to the class file
@@ -60,6 +61,17 @@ import java.util.zip.CRC32C;
  *       Coverage}, so {@code preempt.report}, {@code /debug/instrumentation} and the metrics
  *       count the class as before.
  * </ol>
+ *
+ * <h3>Write-behind</h3>
+ *
+ * The class-loading thread only queues a miss's entry; one daemon platform thread, {@code
+ * gmp4j-rewrite-cache}, started by the first miss, encodes and writes it. Written on the
+ * loading thread, the 789 entries of a Spring Boot start-up made that start 0.5 s slower than
+ * the same start without the cache (BENCHMARKS.md, 'Rewrite cache'): file creation and renames
+ * run in the interpreter then, on the thread the application waits for. The queue holds at most
+ * {@link #QUEUE_LIMIT} entries and drops the rest, and entries still queued when the JVM exits
+ * are lost; either way the next start misses them and writes them. Not a virtual thread: the
+ * agent's own work stays off the scheduler it installs.
  *
  * <h3>Trust</h3>
  *
@@ -83,14 +95,12 @@ import java.util.zip.CRC32C;
  * the first classes of a start-up, which is when it would be paid.
  *
  * <p>Thread-safety: any thread; many class-loading threads (and other JVMs) use one directory at
- * once. The counters are LongAdders; {@link #writing} is set once, from true to false.
+ * once. The counters are LongAdders; {@link #writing} is set once, from true to false; only
+ * the writer thread writes files.
  */
 public final class RewriteCache {
   /** Entry format version 1; a change of layout changes the magic. */
   private static final long MAGIC = 0x676d70346a727701L; // "gmp4jrw" 1
-
-  /** Entries larger than this are not read: no class file comes near it. */
-  private static final int MAX_ENTRY = 64 << 20;
 
   /** What an entry says the rewrite did: the class was rewritten, or left alone. */
   private static final byte REWRITTEN = 0;
@@ -110,6 +120,32 @@ public final class RewriteCache {
 
   private final LongAdder hits = new LongAdder();
   private final LongAdder writes = new LongAdder();
+
+  /** Entries not written because the writer's queue was full; the next start writes them. */
+  private final LongAdder dropped = new LongAdder();
+
+  /**
+   * Entries handed to the writer and not yet written or given up. Incremented by {@link #put}
+   * before its offer, decremented by the writer after each write; read by {@link
+   * #awaitWritten}.
+   */
+  private final AtomicInteger pending = new AtomicInteger();
+
+  /** The writer's queue: at most {@link #QUEUE_LIMIT} entries ('Write-behind'). */
+  private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>(QUEUE_LIMIT);
+
+  /** The entry folders the writer has made or found; the writer thread's alone. */
+  private final java.util.Set<Path> made = new java.util.HashSet<>();
+
+  /** Set once, by the first {@link #put}, which starts the writer thread. */
+  private final AtomicBoolean writerStarted = new AtomicBoolean();
+
+  /**
+   * Entries the writer may fall behind by. An entry holds the class file and its rewrite, about
+   * 20 KB on Spring Boot's classes, so a full queue is about 20 MB for the moment it takes to
+   * write; Spring Boot's start-up puts about 800.
+   */
+  static final int QUEUE_LIMIT = 1024;
 
   private RewriteCache(Path dir, long salt, Consumer<String> lines) {
     this.dir = dir;
@@ -242,12 +278,10 @@ public final class RewriteCache {
     Path file = entry(classfile);
     byte[] e;
     try {
-      if (Files.size(file) > MAX_ENTRY) {
-        return null;
+      if (!Files.exists(file)) {
+        return null; // not by NoSuchFileException: a miss would build an exception each time
       }
       e = Files.readAllBytes(file);
-    } catch (NoSuchFileException absent) {
-      return null;
     } catch (IOException | RuntimeException unreadable) {
       return null; // step 3: a miss, written again
     }
@@ -258,8 +292,60 @@ public final class RewriteCache {
     return o;
   }
 
-  /** Caches {@code o} for {@code classfile}: step 2 of 'Rewrite cache'. Any thread. */
+  /**
+   * Hands {@code o} for {@code classfile} to the writer: step 2 of 'Rewrite cache', written
+   * behind ('Write-behind'). Returns at once. Any thread.
+   */
   void put(byte[] classfile, Outcome o) {
+    if (!writing.get()) {
+      return;
+    }
+    pending.incrementAndGet();
+    if (!queue.offer(new Pending(classfile, o))) {
+      pending.decrementAndGet();
+      dropped.increment(); // the next start writes it
+      return;
+    }
+    if (!writerStarted.get() && writerStarted.compareAndSet(false, true)) {
+      Thread t = new Thread(new Writer(), "gmp4j-rewrite-cache");
+      t.setDaemon(true);
+      t.start();
+    }
+  }
+
+  /** One entry waiting for the writer. */
+  private static final class Pending {
+    final byte[] classfile;
+    final Outcome outcome;
+
+    Pending(byte[] classfile, Outcome outcome) {
+      this.classfile = classfile;
+      this.outcome = outcome;
+    }
+  }
+
+  /** The writer thread's loop: takes each pending entry and writes it. */
+  private final class Writer implements Runnable {
+    @Override
+    public void run() {
+      for (; ; ) {
+        Pending p;
+        try {
+          p = queue.take();
+        } catch (InterruptedException e) {
+          continue; // a daemon that serves until the JVM ends
+        }
+        try {
+          write(p.classfile, p.outcome);
+        } finally {
+          pending.decrementAndGet();
+        }
+      }
+    }
+  }
+
+  /** Writes one entry; one line and no more writes after the first failure. Writer thread. */
+  private void write(byte[] classfile, Outcome o) {
     if (!writing.get()) {
       return;
     }
@@ -267,10 +353,11 @@ public final class RewriteCache {
     Path tmp = null;
     try {
       byte[] e = encode(classfile, o);
-      Files.createDirectories(file.getParent());
-      tmp =
-          file.resolveSibling(
-              file.getFileName() + "." + NONCE + "-" + Thread.currentThread().threadId() + ".tmp");
+      if (made.add(file.getParent())) {
+        // Once per folder: on an existing folder createDirectories throws and catches inside.
+        Files.createDirectories(file.getParent());
+      }
+      tmp = file.resolveSibling(file.getFileName() + "." + NONCE + ".tmp");
       Files.write(tmp, e);
       Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       tmp = null;
@@ -296,10 +383,25 @@ public final class RewriteCache {
   }
 
   /**
-   * This JVM's part of a temporary name. Two JVMs that drew the same nonce and wrote the same
-   * entry from same-numbered threads at the same moment could interleave their writes; the entry
-   * would then fail step 3's CRC and be written again. Not the pid: ProcessHandle's class set-up
-   * is start-up time that only this name would need.
+   * Waits up to {@code millis} until every entry handed to {@link #put} so far is written (or
+   * given up); true if it was. For tests, and for a caller that must see the directory complete.
+   */
+  boolean awaitWritten(long millis) throws InterruptedException {
+    long deadline = System.nanoTime() + millis * 1_000_000L;
+    while (pending.get() != 0) {
+      if (System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      Thread.sleep(1);
+    }
+    return true;
+  }
+
+  /**
+   * This JVM's part of a temporary name (its one writer thread needs no more). Two JVMs that
+   * drew the same nonce and wrote the same entry at the same moment could interleave their
+   * writes; the entry would then fail step 3's CRC and be written again. Not the pid:
+   * ProcessHandle's class set-up is start-up time that only this name would need.
    */
   private static final String NONCE =
       Long.toHexString(System.nanoTime() ^ ((long) System.identityHashCode(new Object()) << 32));
@@ -417,6 +519,7 @@ public final class RewriteCache {
         + " read, "
         + writes.sum()
         + " written"
+        + (dropped.sum() == 0 ? "" : ", " + dropped.sum() + " left for the next start")
         + (writing.get() ? "" : " (writes stopped after a failure)");
   }
 

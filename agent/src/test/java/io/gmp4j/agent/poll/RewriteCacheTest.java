@@ -46,6 +46,11 @@ class RewriteCacheTest {
     PollInjector injector = new PollInjector(null, null, false, coverage, cache);
     Map<String, byte[]> out = new LinkedHashMap<>();
     classes.forEach((name, bytes) -> out.put(name, injector.transform(null, name, bytes)));
+    try {
+      assertTrue(cache == null || cache.awaitWritten(30_000), "writer still busy: " + cache);
+    } catch (InterruptedException e) {
+      throw new AssertionError(e);
+    }
     return out;
   }
 
