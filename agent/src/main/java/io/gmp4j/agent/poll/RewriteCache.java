@@ -142,7 +142,7 @@ public final class RewriteCache {
 
   /**
    * Entries the writer may fall behind by. An entry holds the class file and its rewrite, about
-   * 20 KB on Spring Boot's classes, so a full queue is about 20 MB for the moment it takes to
+   * 25 KB on Spring Boot's classes, so a full queue is about 25 MB for the moment it takes to
    * write; Spring Boot's start-up puts about 800.
    */
   static final int QUEUE_LIMIT = 1024;
