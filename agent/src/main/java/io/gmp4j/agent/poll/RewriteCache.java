@@ -35,9 +35,9 @@ import java.util.zip.CRC32C;
  * <h2>Implementation overview: 'Rewrite cache'</h2>
  *
  * Rewriting the classes with loops is most of what the agent adds to an application's start-up:
- * on Spring Boot, about 800 of 3,500 classes, +0.8 s of wall time and +1.8 s of CPU on two cores
- * (BENCHMARKS.md, issue 17), with ASM and the injector running in the interpreter and then
- * keeping C2 busy. The rewrite is a function of the class file's bytes alone: the injector loads
+ * on Spring Boot, 789 of 3,500 classes, +1.3 s of start-up and +2.9 s of CPU on two cores
+ * (BENCHMARKS.md, 'Rewrite cache'), with ASM and the injector running in the interpreter and
+ * then keeping C2 busy. The rewrite is a function of the class file's bytes alone: the injector loads
  * no class and resolves no type ('Poll placement' in PollInjector), and the include, exclude and
  * report options act before it or after it. So a rewrite keyed by the bytes it was made from is
  * valid in any later run of the same injector.
@@ -52,8 +52,9 @@ import java.util.zip.CRC32C;
  *       queues its outcome for the writer ('Write-behind'): the rewritten bytes or "left alone"
  *       with the reason, the methods left alone, the poll counts, and the original bytes. The
  *       file is written to a temporary name in the same directory and renamed over the entry
- *       ({@code ATOMIC_MOVE}), so a reader in this or another JVM sees a whole entry or none. A class whose rewrite throws is not
- *       cached: it is computed again, and reported again, at every start.
+ *       ({@code ATOMIC_MOVE}), so a reader in this or another JVM sees a whole entry or none. A
+ *       class whose rewrite throws is not cached: it is computed again, and reported again, at
+ *       every start.
  *   <li><b>Hit.</b> The entry is read whole and checked: the magic, the salt, a CRC32C over
  *       everything before it, and the stored original equal byte for byte to the class file
  *       being loaded. Any mismatch (a torn or foreign file, another class with the same key) is
@@ -65,10 +66,11 @@ import java.util.zip.CRC32C;
  * <h3>Write-behind</h3>
  *
  * The class-loading thread only queues a miss's entry; one daemon platform thread, {@code
- * gmp4j-rewrite-cache}, started by the first miss, encodes and writes it. Written on the
- * loading thread, the 789 entries of a Spring Boot start-up made that start 0.5 s slower than
- * the same start without the cache (BENCHMARKS.md, 'Rewrite cache'): file creation and renames
- * run in the interpreter then, on the thread the application waits for. The queue holds at most
+ * gmp4j-rewrite-cache}, started by the first miss, encodes and writes it, so that a slow disk
+ * delays no class load. It does not make a first start cheaper on two cores: the 789 entries
+ * of a Spring Boot start-up cost it about 0.5 s over the agent without a cache, written on the
+ * loading thread or behind (BENCHMARKS.md, 'Rewrite cache'), since the writer then competes
+ * with C2 and the application for the second core. The queue holds at most
  * {@link #QUEUE_LIMIT} entries and drops the rest, and entries still queued when the JVM exits
  * are lost; either way the next start misses them and writes them. Not a virtual thread: the
  * agent's own work stays off the scheduler it installs.
@@ -79,7 +81,7 @@ import java.util.zip.CRC32C;
  * put code into the application. {@link #open} therefore refuses a directory that is not owned
  * by the JVM's user or that its group or others may write (the rule ssh applies to {@code
  * ~/.ssh}), and creates a missing one as {@code rwx------}. A file system without POSIX
- * attributes gets no such check, and the open line says so.
+ * attributes gets no such check.
  *
  * <h3>Failures</h3>
  *
@@ -135,7 +137,7 @@ public final class RewriteCache {
   private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>(QUEUE_LIMIT);
 
   /** The entry folders the writer has made or found; the writer thread's alone. */
-  private final java.util.Set<Path> made = new java.util.HashSet<>();
+  private final Set<Path> made = new java.util.HashSet<>();
 
   /** Set once, by the first {@link #put}, which starts the writer thread. */
   private final AtomicBoolean writerStarted = new AtomicBoolean();
@@ -478,11 +480,11 @@ public final class RewriteCache {
       if (n != classfile.length) {
         return null;
       }
-      byte[] original = new byte[n];
-      d.readFully(original);
-      if (!Arrays.equals(original, classfile)) {
+      // magic, salt and length come first: the original starts at byte 20
+      if (e.length < 20 + n || !Arrays.equals(e, 20, 20 + n, classfile, 0, n)) {
         return null; // another class with the same key
       }
+      d.skipNBytes(n);
       byte kind = d.readByte();
       int why = d.readByte();
       Coverage.Reason[] reasons = Coverage.Reason.values();
