@@ -72,7 +72,8 @@ class RewriteCacheIT {
     try (Stream<Path> s = Files.walk(dir)) {
       entries = s.filter(p -> p.toString().endsWith(".rw")).count();
     }
-    assertEquals(written, entries, a.group());
+    // The report's shutdown hook may run before the writer's: the directory has them all.
+    assertTrue(entries >= written, entries + " entries, " + a.group());
 
     ChildJvm.Result second = ChildJvm.withAgent(options, MatrixHog.class, LIMIT, "1000");
     assertEquals(0, second.exit(), second.toString());
@@ -81,7 +82,7 @@ class RewriteCacheIT {
     System.out.println("RewriteCacheIT: second start " + b.group());
     assertEquals(a.group(1), b.group(1), "the same classes instrumented");
     assertEquals(a.group(2), b.group(2), "the same classes left alone, for the same reasons");
-    assertEquals(written, Long.parseLong(b.group(4)), b.group());
+    assertEquals(entries, Long.parseLong(b.group(4)), b.group());
     assertEquals("0", b.group(5), b.group());
     // As OldClassFilesIT's hogInAJava5LibraryIsPreemptedByItsPolls: the sleeper keeps coming
     // back at one P, through the polls the second start read from the cache, with no hand-off.

@@ -71,8 +71,9 @@ import java.util.zip.CRC32C;
  * of a Spring Boot start-up cost it about 0.5 s over the agent without a cache, written on the
  * loading thread or behind (BENCHMARKS.md, 'Rewrite cache'), since the writer then competes
  * with C2 and the application for the second core. The queue holds at most
- * {@link #QUEUE_LIMIT} entries and drops the rest, and entries still queued when the JVM exits
- * are lost; either way the next start misses them and writes them. Not a virtual thread: the
+ * {@link #QUEUE_LIMIT} entries and drops the rest; a shutdown hook gives the writer up to
+ * {@link #DRAIN_MILLIS} to finish at exit, and what a halt or that bound leaves unwritten is
+ * lost. Either way the next start misses those entries and writes them. Not a virtual thread: the
  * agent's own work stays off the scheduler it installs.
  *
  * <h3>Trust</h3>
@@ -312,8 +313,33 @@ public final class RewriteCache {
       Thread t = new Thread(new Writer(), "gmp4j-rewrite-cache");
       t.setDaemon(true);
       t.start();
+      try {
+        Runtime.getRuntime().addShutdownHook(new Thread(new Drain(), "gmp4j-rewrite-cache-exit"));
+      } catch (IllegalStateException exiting) {
+        // the JVM is already exiting: what is queued is written by the next start
+      }
     }
   }
+
+  /** At exit: waits for the writer up to {@link #DRAIN_MILLIS} ('Write-behind'). */
+  private final class Drain implements Runnable {
+    @Override
+    public void run() {
+      try {
+        awaitWritten(DRAIN_MILLIS);
+      } catch (InterruptedException e) {
+        // exit goes on; the next start writes what is left
+      }
+    }
+  }
+
+  /**
+   * How long the exit waits for queued entries: a short-lived program (a command-line tool)
+   * would otherwise leave its last classes for every next start to rewrite. 2 s is several
+   * hundred entries even while the writer is still interpreted, and an exit with none queued
+   * does not wait at all.
+   */
+  static final long DRAIN_MILLIS = 2_000;
 
   /** One entry waiting for the writer. */
   private static final class Pending {
