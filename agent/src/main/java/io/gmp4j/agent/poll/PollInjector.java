@@ -107,7 +107,12 @@ import net.bytebuddy.jar.asm.Opcodes;
  * 'Coverage'). Each retry drops one method, so a class is emitted at most once per method.
  *
  * <p>Every class handed to {@link #transform} is recorded in {@link Coverage} once: instrumented,
- * or left alone with its reason.
+ * or left alone with its reason. A class whose rewrite throws is recorded as failed alone: the
+ * methods it would have left alone are not listed.
+ *
+ * <p>With {@code preempt.cache}, a class with loops is first looked up in the {@link
+ * RewriteCache} ('Rewrite cache'): a hit returns the bytes and replays the coverage of the rewrite
+ * it was made from, and a miss is rewritten here ({@code rewrite}) and handed to the cache.
  *
  * <p>Before a rewritten class is returned, {@link FrameCheck} checks the frames of the methods
  * the emitter changed against what the rewritten code computes ('Frame check'); on a mismatch

@@ -365,6 +365,12 @@ public final class RewriteCache {
         }
         try {
           write(p.classfile, p.outcome);
+        } catch (Throwable t) {
+          // An Error (out of memory, a linkage error) must not end the thread with entries
+          // still counted as pending: the exit would wait for them in vain. No more writes.
+          if (writing.compareAndSet(true, false)) {
+            lines.accept("gmp4j: preempt.cache: the writer failed: " + describe(t));
+          }
         } finally {
           pending.decrementAndGet();
         }
