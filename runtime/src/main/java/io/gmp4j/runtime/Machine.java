@@ -393,10 +393,6 @@ final class Machine extends Thread {
       pp.preempt = false; // a new time slice (Go clears pp.preempt in schedule)
     } else {
       runnextHits++;
-      if (pp.preempt) {
-        // the slice ran out: the runnext chain that shares it must yield
-        Preempt.request(gp, pp, 0, "inherited");
-      }
     }
     traceYield = -1;
     // A thread mounted elsewhere, or one that has ended, is a spurious submit (see below): this
@@ -493,6 +489,19 @@ final class Machine extends Thread {
   }
 
   /**
+   * Ends a runnext chain whose shared slice ran out: {@code gp}, just taken from runnext, goes to
+   * the global queue's tail, where gopreempt_m puts a preempted G, and the caller picks again, so
+   * the next G starts a new slice. Go catches the chain's running G with a signal; a G here can
+   * only be caught at a poll, and a chain's G often parks before it reaches one (or has none), so
+   * the M catches the chain between two of its Gs instead. Called only by this M, in
+   * findRunnable.
+   */
+  private void endRunnextChain(Goroutine gp) {
+    assert Thread.currentThread() == this : "endRunnextChain: not on M" + id;
+    runq.globRunqPut(gp);
+  }
+
+  /**
    * Go's findRunnable: the next G to run, or parks until there is one. Sets {@link
    * #inheritTime}. Returns null only when this M must exit (stopM: idle too long), holding no P.
    * Called only by this M, holding a P.
@@ -553,6 +562,12 @@ final class Machine extends Thread {
       Goroutine gp = pp.runqGet();
       if (gp != null) {
         inheritTime = pp.lastGetInheritsTime();
+        if (inheritTime && pp.preempt) {
+          // The slice ran out while a runnext chain shared it: the chain ends here, as if its
+          // next G had been preempted at once ('Preemption' in Preempt, step 2).
+          endRunnextChain(gp);
+          continue;
+        }
         return gp;
       }
       if (runq.runqsize() > 0) {

@@ -20,9 +20,11 @@ import java.lang.invoke.VarHandle;
  *   <li>The slice belongs to the P, not the G: a chain of Gs that ready each other through
  *       runnext shares one schedtick. On the JVM a G spends most of a short turn parking and
  *       unparking (freezing and thawing its stack), so the G that sysmon caught has often
- *       passed its last poll already. So while {@code pp.preempt} stays set, every G that the M
- *       starts with an inherited slice is asked too, until one honours the request or a new
- *       slice starts. (Go's async signal catches the chain's current G instead.)
+ *       passed its last poll already, and its request is cancelled when it parks (step 6). So
+ *       the M ends the chain itself: while {@code pp.preempt} stays set, the G it takes from
+ *       runnext goes to the global queue's tail before it runs, as a G preempted at once would
+ *       (Machine.endRunnextChain), and the next G starts a new slice. That needs no poll and
+ *       no atomic on a switch. (Go's async signal catches the chain's current G instead.)
  *   <li>Every poll reads {@code pending} (one opaque load: the JIT may not hoist it out of the
  *       loop, and it costs what a plain load costs on x86) and branches on zero. Only while a
  *       request is pending somewhere does any poll look further, at its own G.

@@ -190,7 +190,7 @@ final class Processor {
    * Go's pp.preempt: the time slice that this P's current schedtick counts has run out. Set by
    * sysmon; cleared by the owner when a new slice starts or when a G honours the request (and by
    * sysmon when it retakes the P from a G that ignored it). While
-   * set, every G that inherits the slice through runnext inherits the request too (see
+   * set, the owner does not run a G from runnext on the spent slice: it ends the chain (see
    * 'Preemption' in {@link Preempt}).
    */
   volatile boolean preempt;

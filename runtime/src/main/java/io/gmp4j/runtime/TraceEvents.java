@@ -218,8 +218,7 @@ final class TraceEvents {
 
     @Label("Reason")
     @Description(
-        "timeslice (sysmon), stopTheWorld, inherited (runnext on a spent slice) or"
-            + " handoff (again, after sysmon took the P)")
+        "timeslice (sysmon), stopTheWorld or" + " handoff (again, after sysmon took the P)")
     String reason;
   }
 
