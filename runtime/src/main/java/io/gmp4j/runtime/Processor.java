@@ -247,10 +247,12 @@ final class Processor {
 
   /**
    * Go's runqput: puts gp on the local queue. With {@code next}, gp goes to runnext and the old
-   * runnext is kicked to the tail. A full ring spills half to the global queue. Called only by
-   * the owner P.
+   * runnext is kicked to the tail. A full ring spills half to the global queue. Returns true if
+   * gp went to runnext: published by runnext's CAS, a volatile write that no later volatile read
+   * of this thread can pass, so the submitter's half of the 'Delicate dance' needs no fence of its
+   * own (see {@link Sched#wakeP(boolean)}). Called only by the owner P.
    */
-  void runqPut(Goroutine gp, boolean next) {
+  boolean runqPut(Goroutine gp, boolean next) {
     if (Sched.RANDOMIZE && next && ThreadLocalRandom.current().nextBoolean()) {
       next = false;
     }
@@ -260,9 +262,9 @@ final class Processor {
         oldnext = runnext;
       } while (!RUNNEXT.compareAndSet(this, oldnext, gp)); // pairs with runqGet/runqGrab CAS
       if (oldnext == null) {
-        return;
+        return true;
       }
-      gp = oldnext; // kick the old runnext out to the regular run queue
+      gp = oldnext; // kick the old runnext out to the regular run queue; a spinner sees gp
     }
     for (; ; ) {
       int h = (int) RUNQ_HEAD.getAcquire(this); // synchronize with consumers
@@ -270,10 +272,10 @@ final class Processor {
       if (t - h < RUNQ_SIZE) {
         runq[t & RUNQ_MASK] = gp;
         RUNQ_TAIL.setRelease(this, t + 1); // makes the slot available for consumption
-        return;
+        return next;
       }
       if (runqPutSlow(gp, h, t)) {
-        return;
+        return next;
       }
       // the queue is not full now, so the put above must succeed
     }

@@ -85,8 +85,9 @@ import java.util.concurrent.atomic.LongAdder;
  * idle P and no spinning M; at most half the busy Ps may spin ({@code 2*nmspinning <
  * gomaxprocs-npidle}); the last spinner to find work wakes another (resetSpinning). The
  * "Delicate dance": a spinner that gives up first drops nmspinning, then (after a full fence)
- * checks every queue again; a submitter first publishes work, then (after a full fence) checks
- * nmspinning. One of the two always sees the other.
+ * checks every queue again; a submitter first publishes work, then (after a full fence, which
+ * runnext's CAS already is: {@link #wakeP(boolean)}) checks nmspinning. One of the two always
+ * sees the other.
  *
  * <h3>Stop-the-world and procresize</h3>
  *
@@ -409,6 +410,7 @@ public final class Sched {
     // The P is the running G's only under a claim: sysmon may have retaken it ('Hog hand-off').
     Processor pp = mp == null ? null : mp.tryClaimP(reacquire);
     boolean toRunnext = false;
+    boolean fenced = false; // gp published by a volatile write: see wakeP(boolean)
     // Timed before the put: once queued, the G may run on another M before this line returns.
     Object unblock =
         !yielded && was != Goroutine.IDLE && Trace.on(Trace.GO_UNBLOCK)
@@ -422,7 +424,7 @@ public final class Sched {
       }
     } else {
       try {
-        pp.runqPut(gp, true);
+        fenced = pp.runqPut(gp, true);
         // for the trace only: not under Sched.RANDOMIZE's coin, or kicked out
         toRunnext = unblock != null && pp.runnextIs(gp);
       } finally {
@@ -432,7 +434,7 @@ public final class Sched {
     if (unblock != null) {
       Trace.unblockCommit(unblock, pp == null ? "global" : toRunnext ? "runnext" : "local");
     }
-    wakeP();
+    wakeP(fenced);
   }
 
   /** Go's gdestroy, for a G whose thread terminated. Called only by the M that ran it. */
@@ -466,9 +468,23 @@ public final class Sched {
    * 'Spinning'.
    */
   void wakeP() {
-    // Full fence: the work published just before must be visible before nmspinning is read
-    // (the submitter's half of the 'Delicate dance').
-    java.lang.invoke.VarHandle.fullFence();
+    wakeP(false);
+  }
+
+  /**
+   * wakeP for a caller whose work went in by a volatile write ({@code published}: runnext's
+   * CAS). The submitter's half of the 'Delicate dance' is "publish the work, then read
+   * nmspinning"; the spinner's is "decrement nmspinning, then look at every runnext", and all
+   * four accesses are volatile, so the Java memory model's total order over them already forbids
+   * both threads missing each other (on x86 the CAS is itself a full barrier). Work published by
+   * a release store (the ring's tail) or a lock needs the fence. Any thread.
+   */
+  void wakeP(boolean published) {
+    if (!published) {
+      // Full fence: the work published just before must be visible before nmspinning is read
+      // (the submitter's half of the 'Delicate dance').
+      java.lang.invoke.VarHandle.fullFence();
+    }
     if (nmspinning.get() != 0) {
       return;
     }
