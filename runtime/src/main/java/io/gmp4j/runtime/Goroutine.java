@@ -261,11 +261,16 @@ final class Goroutine implements Executor {
 
   /**
    * Moves a dequeued G from runnable to running; returns the state word the M's post-run CAS
-   * expects. Called only by the M that dequeued it.
+   * expects, or -1 if the G is dead: a duplicate entry (a spurious submit) stayed queued while
+   * the G ended, and the M of its last run destroyed it (runnable → dead). Called only by the M
+   * that dequeued it.
    */
   long casRunnableToRunning() {
     for (; ; ) {
       long s = state; // volatile read
+      if (statusOf(s) == DEAD) {
+        return -1;
+      }
       if (statusOf(s) != RUNNABLE) {
         throw new InternalError("execute: G" + goid + " bad status " + statusOf(s));
       }

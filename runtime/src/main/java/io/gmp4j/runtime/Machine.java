@@ -378,6 +378,11 @@ final class Machine extends Thread {
   private void execute(Goroutine gp, boolean inheritTime) {
     assert Thread.currentThread() == this : "execute: not on M" + id;
     long ran = gp.casRunnableToRunning();
+    if (ran < 0) {
+      // The entry of a spurious submit, left queued when its G ended and was destroyed: nothing
+      // to run, and nothing to count (gdestroy did). EndedWithEntryQueuedTest.
+      return;
+    }
     long stamp = gp.trackingStamp;
     long now = 0; // one clock read for timeToRun and the trace, when both want one
     if (stamp != 0) {
