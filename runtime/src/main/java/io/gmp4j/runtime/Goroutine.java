@@ -54,7 +54,9 @@ import java.util.concurrent.Executor;
  * it had suspended). A second submit while the G is runnable is dropped: the queued entry will
  * run it. A second submit while the G runs queues it again; that run finds the JDK state not
  * runnable and returns at once, and for that moment the status may say waiting while the thread
- * still runs elsewhere. {@code runContinuation}'s own CAS keeps the thread from running twice.
+ * still runs elsewhere. {@code runContinuation}'s own CAS keeps the thread from running twice. If
+ * the thread ends while that second entry is queued, the G is destroyed from runnable, and the M
+ * that pops the entry drops it (casRunnableToRunning answers -1).
  */
 final class Goroutine implements Executor {
   // Go's G status values (runtime2.go); the gaps are Go statuses that have no JVM counterpart.

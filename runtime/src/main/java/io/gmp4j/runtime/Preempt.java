@@ -118,8 +118,8 @@ public final class Preempt {
 
   /**
    * Asks gp, running on {@code pp} (null if unknown), to yield at its next poll; false if it
-   * already was asked. {@code sliceRan} and {@code reason} are for the trace. Called by sysmon,
-   * and by an M that starts a G on a slice that has run out.
+   * already was asked. {@code sliceRan} and {@code reason} are for the trace. Called by sysmon
+   * (a slice that ran out, an overdue timer) and by stop-the-world.
    */
   static boolean request(Goroutine gp, Processor pp, long sliceRan, String reason) {
     if (gp.trySetPreempt()) {

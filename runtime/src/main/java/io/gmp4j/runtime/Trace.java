@@ -59,7 +59,7 @@ import jdk.jfr.Recording;
  *                   bracket), committed after the run
  *   GoDestroy       the M                                Sched.gdestroy
  *   RunqSteal       the thief M                          Machine.stealWork
- *   PreemptRequest  sysmon, stop-the-world, or the M     Preempt.request
+ *   PreemptRequest  sysmon or stop-the-world             Preempt.request
  *   ProcHandoff     sysmon                               Sysmon.retake, HogHandoff.retake
  *   ProcsChange     the stop-the-world thread            Sched.stopTheWorldAndResize
  *   ProcIdle        whoever takes the P off the list     Sched.pidleget (begun in pidleput)

@@ -218,7 +218,8 @@ final class TraceEvents {
 
     @Label("Reason")
     @Description(
-        "timeslice (sysmon), stopTheWorld or" + " handoff (again, after sysmon took the P)")
+        "timeslice (sysmon), timer (sysmon: a timer overdue), stopTheWorld or handoff (again,"
+            + " after sysmon took the P)")
     String reason;
   }
 
