@@ -36,8 +36,11 @@ public final class SwitchLoop {
   private static volatile Thread echoThread;
 
   public static void main(String[] args) throws Exception {
-    if (args.length < 1 || !args[0].matches("park|yield|spawn")) {
-      System.err.println("usage: SwitchLoop park|yield|spawn [jdk|lib] [rounds]");
+    if (args.length < 1
+        || !args[0].matches("park|yield|spawn")
+        || (args.length > 1 && !args[1].matches("jdk|lib"))
+        || (args.length > 2 && !args[2].matches("[1-9][0-9]{0,3}"))) {
+      System.err.println("usage: SwitchLoop park|yield|spawn [jdk|lib] [rounds: 1-9999]");
       System.exit(2);
     }
     String what = args[0];
