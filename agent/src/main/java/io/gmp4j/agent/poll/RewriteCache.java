@@ -16,6 +16,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -105,6 +106,12 @@ public final class RewriteCache {
   /** Entry format version 1; a change of layout changes the magic. */
   private static final long MAGIC = 0x676d70346a727701L; // "gmp4jrw" 1
 
+  /** Entries larger than this are not read: no class file comes near it. */
+  private static final int MAX_ENTRY = 64 << 20;
+
+  /** The entry's header: magic, salt, and the original's length; the original follows. */
+  private static final int HEADER = Long.BYTES + Long.BYTES + Integer.BYTES;
+
   /** What an entry says the rewrite did: the class was rewritten, or left alone. */
   private static final byte REWRITTEN = 0;
 
@@ -138,7 +145,7 @@ public final class RewriteCache {
   private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>(QUEUE_LIMIT);
 
   /** The entry folders the writer has made or found; the writer thread's alone. */
-  private final Set<Path> made = new java.util.HashSet<>();
+  private final Set<Path> made = new HashSet<>();
 
   /** Set once, by the first {@link #put}, which starts the writer thread. */
   private final AtomicBoolean writerStarted = new AtomicBoolean();
@@ -281,8 +288,11 @@ public final class RewriteCache {
     Path file = entry(classfile);
     byte[] e;
     try {
-      if (!Files.exists(file)) {
-        return null; // not by NoSuchFileException: a miss would build an exception each time
+      // One stat, and no exception for the usual miss (File.length answers 0 for a file that
+      // is not there); a huge file in the folder is not read into memory.
+      long size = file.toFile().length();
+      if (size == 0 || size > MAX_ENTRY) {
+        return null;
       }
       e = Files.readAllBytes(file);
     } catch (IOException | RuntimeException unreadable) {
@@ -512,8 +522,7 @@ public final class RewriteCache {
       if (n != classfile.length) {
         return null;
       }
-      // magic, salt and length come first: the original starts at byte 20
-      if (e.length < 20 + n || !Arrays.equals(e, 20, 20 + n, classfile, 0, n)) {
+      if (e.length < HEADER + n || !Arrays.equals(e, HEADER, HEADER + n, classfile, 0, n)) {
         return null; // another class with the same key
       }
       d.skipNBytes(n);
