@@ -28,7 +28,30 @@ package io.gmp4j.runtime;
  *       dies with it.
  * </ol>
  *
- * Go counts runtime-internal locks ({@code lockedInt}) separately; gmp4j has none. Called from a
+ * <h2>'Forwarding'</h2>
+ *
+ * <p>Go's startlockedm writes {@code mp.nextp} without a check: its locked G, when queued, is
+ * waiting in stoplockedm on that M, or soon will be. Here the JDK 25 stack walker can submit a
+ * thread that is running (a spurious submit; see Goroutine), so an entry of a locked G can be
+ * dequeued while that G still runs on its M, and the G may then unlock or end before the M next
+ * waits for a forward. A P forwarded then would be waited for by nobody: lost, and the next
+ * stop-the-world would wait for it forever (LockedForwardTest). So the forward and the unwire
+ * order through the owner's lock:
+ *
+ * <ul>
+ *   <li>the forwarder writes the handoff (its P, and the entry) only while the owner's lockedg is
+ *       the G; otherwise it keeps its P and runs the entry itself (the G unlocked: it is an
+ *       ordinary G now; it ended: execute drops the entry);
+ *   <li>the unwire (the last unlock, or the G's end) clears lockedg and takes a handoff not yet
+ *       taken: its P goes to handoffp, its entry back to the global queue unless the G is dead.
+ * </ul>
+ *
+ * <p>A forward can land while the G still runs; the M takes it at its next stoplockedm and
+ * executes the G, whose runContinuation returns at once if the thread is parked: the entry's
+ * run, as any spurious entry's. Left open: a G that unlocks, locks again and parks, all between
+ * a forwarder's NOT_LOCKED and its run of the entry, runs that once on the forwarder's M.
+ *
+ * <p>Go counts runtime-internal locks ({@code lockedInt}) separately; gmp4j has none. Called from a
  * thread that is not a G, both calls do nothing: a platform thread is its own OS thread already.
  */
 final class LockOSThread {
@@ -65,8 +88,7 @@ final class LockOSThread {
       return; // Go's UnlockOSThread is a no-op when not locked
     }
     if (--mp.lockedExt == 0) {
-      mp.lockedg = null;
-      gp.lockedm = null;
+      mp.unwireLocked(gp);
     }
   }
 

@@ -120,6 +120,21 @@ final class Machine extends Thread {
   private volatile Processor nextp;
 
   /**
+   * Go's m.nextp as startlockedm sets it: the P, and the entry of {@link #lockedg}, that the M
+   * which dequeued that G forwards here ('Forwarding' in {@link LockOSThread}). Written under
+   * {@link #lockedLock}, by the forwarder (null → a handoff, only while lockedg is its G) and by
+   * this M's unwire (→ null); read and cleared without the lock by this M in stopLockedM, which
+   * runs only while lockedg is wired and its G is not running, so no unwire races it. Volatile.
+   */
+  private volatile LockedHandoff lockedNext;
+
+  /** Orders a forward against the unwire of lockedg: 'Forwarding' in {@link LockOSThread}. */
+  private final Object lockedLock = new Object();
+
+  /** A forward to a locked M: the P it runs on, and the entry of its G that came with it. */
+  private record LockedHandoff(Processor pp, Goroutine gp) {}
+
+  /**
    * Go's m.spinning. Written by this M, or by its waker while it is parked (before unpark);
    * racy reads by schedtrace.
    */
@@ -322,10 +337,13 @@ final class Machine extends Thread {
       }
       Machine owner = gp.lockedm;
       if (owner != null && owner != this) {
-        if (!startLockedM(gp, owner)) {
-          return; // idle too long
+        int r = startLockedM(gp, owner);
+        if (r == IDLE_TOO_LONG) {
+          return;
         }
-        continue;
+        if (r == FORWARDED) {
+          continue;
+        }
       }
       execute(gp, inheritTime);
     }
@@ -343,26 +361,68 @@ final class Machine extends Thread {
       sched.handoffP(releaseP());
     }
     sched.nmidlelocked.incrementAndGet();
-    while (nextp == null) {
+    LockedHandoff h;
+    while ((h = lockedNext) == null) {
       LockSupport.park(this);
       Thread.interrupted();
     }
+    lockedNext = null;
     sched.nmidlelocked.decrementAndGet();
     parked = false;
-    Processor next = nextp;
-    nextp = null;
-    acquireP(next);
+    assert h.gp == lockedg : "stopLockedM: M" + id + " got G" + h.gp.goid + "'s entry";
+    acquireP(h.pp);
   }
+
+  /** Whether a forward to this M waits to be taken (tests: LockedForwardTest). Any thread. */
+  boolean lockedForwardPending() {
+    return lockedNext != null;
+  }
+
+  /** startLockedM's answers. */
+  private static final int FORWARDED = 0, IDLE_TOO_LONG = 1, NOT_LOCKED = 2;
 
   /**
    * Go's startlockedm: hands this M's P to the M that gp is locked to (gp, dequeued here, runs
-   * there) and stops. Returns stopM's answer. Called only by this M.
+   * there) and stops; FORWARDED when stopM hands it a P again, IDLE_TOO_LONG when it must exit.
+   * NOT_LOCKED, keeping the P, when {@code owner} no longer has gp wired: gp unlocked or ended
+   * after the caller read gp.lockedm, and the caller runs the entry itself ('Forwarding' in
+   * {@link LockOSThread}). Called only by this M.
    */
-  private boolean startLockedM(Goroutine gp, Machine owner) {
+  private int startLockedM(Goroutine gp, Machine owner) {
     assert Thread.currentThread() == this : "startLockedM: not on M" + id;
-    owner.nextp = releaseP(); // pairs with the nextp loop in stopLockedM
+    synchronized (owner.lockedLock) {
+      if (owner.lockedg != gp) {
+        return NOT_LOCKED;
+      }
+      // One entry per runnable G, and the owner takes each before its G runs again.
+      assert owner.lockedNext == null : "startLockedM: M" + owner.id + " has a forward already";
+      owner.lockedNext = new LockedHandoff(releaseP(), gp); // pairs with stopLockedM's loop
+    }
     LockSupport.unpark(owner);
-    return stopM();
+    return stopM() ? FORWARDED : IDLE_TOO_LONG;
+  }
+
+  /**
+   * Unwires lockedg (its last unlock, or its end) and settles a forward that came for it and
+   * will not be taken now: the P goes to handoffP, and the entry, unless its G is dead, back to
+   * the global queue ('Forwarding' in {@link LockOSThread}). Called only by this M or its G.
+   */
+  void unwireLocked(Goroutine gp) {
+    assert onThisM() : "unwireLocked: not on M" + id + " or its G";
+    assert lockedg == gp : "unwireLocked: G" + gp.goid + " is not M" + id + "'s locked G";
+    LockedHandoff h;
+    synchronized (lockedLock) {
+      lockedg = null;
+      gp.lockedm = null;
+      h = lockedNext;
+      lockedNext = null;
+    }
+    if (h != null) {
+      if (h.gp.status() != Goroutine.DEAD) {
+        runq.globRunqPut(h.gp); // before handoffP, which then starts an M for it
+      }
+      sched.handoffP(h.pp);
+    }
   }
 
   /** Go's mexit for an M whose locked G ended: the P goes to another M; the thread ends. */
@@ -461,8 +521,7 @@ final class Machine extends Thread {
       if (lockedg == gp) {
         // The goroutine may have locked this thread because it put it in an unusual state.
         // Kill it rather than returning it to the thread pool (Go's goexit0).
-        lockedg = null;
-        gp.lockedm = null;
+        unwireLocked(gp);
         exiting = true;
       }
     } else if (js == VirtualThreads.RUNNING

@@ -1,0 +1,74 @@
+package io.gmp4j.runtime;
+
+import static io.gmp4j.runtime.SchedTesting.dump;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * An entry of a locked G, forwarded while that G still runs ('Forwarding' in LockOSThread): a
+ * platform thread submits the running G, as JDK 25's stack walker does, and the other M dequeues
+ * the entry and forwards its P to the G's M. The G then ends, or unlocks and goes on. Before, the
+ * forwarded P was lost either way (the exiting M handed off only its own; the unlocked M never
+ * looked at it again), and the next stop-the-world waited for it forever; after an unlock the G
+ * itself never ran again, its one entry gone with the P.
+ */
+class LockedForwardTest {
+  private static final int ROUNDS = 20;
+
+  @Test
+  @Timeout(value = 120, threadMode = SEPARATE_THREAD)
+  void aForwardToAnEndingLockedGIsHandedOff() throws Exception {
+    rounds(false);
+  }
+
+  @Test
+  @Timeout(value = 120, threadMode = SEPARATE_THREAD)
+  void aForwardToAnUnlockingGIsHandedOffAndItsEntryRuns() throws Exception {
+    rounds(true);
+  }
+
+  private static void rounds(boolean unlock) throws Exception {
+    Sched s = SchedTesting.newSched(2);
+    AtomicInteger forwarded = new AtomicInteger();
+    for (int i = 0; i < ROUNDS; i++) {
+      Thread g =
+          s.newBuilder()
+              .start(
+                  () -> {
+                    LockOSThread.lock();
+                    Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+                    Machine mine = me.runningM();
+                    Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
+                    long deadline = System.nanoTime() + 10_000_000_000L;
+                    while (!mine.lockedForwardPending() && System.nanoTime() - deadline < 0) {
+                      Thread.onSpinWait(); // the other P's M dequeues the entry and forwards
+                    }
+                    if (mine.lockedForwardPending()) {
+                      forwarded.incrementAndGet();
+                    }
+                    if (unlock) {
+                      LockOSThread.unlock();
+                      for (int k = 0; k < 3; k++) {
+                        try {
+                          Thread.sleep(1); // parks: its entry must have gone back to a queue
+                        } catch (InterruptedException e) {
+                          throw new AssertionError(e);
+                        }
+                      }
+                    }
+                  });
+      assertTrue(g.join(Duration.ofSeconds(20)), "round " + i + ": the G did not end\n" + dump(s));
+      // A stop-the-world waits for every P: a lost one never stops.
+      Thread stw = Thread.ofPlatform().start(() -> s.gomaxprocs(2));
+      stw.join(20_000);
+      assertTrue(!stw.isAlive(), "round " + i + ": stop-the-world hangs\n" + dump(s));
+    }
+    assertEquals(ROUNDS, forwarded.get(), "every round forwarded its entry to the running G's M");
+  }
+}
