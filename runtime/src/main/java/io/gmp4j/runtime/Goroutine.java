@@ -147,7 +147,11 @@ final class Goroutine implements Executor {
    */
   private volatile boolean preempt;
 
-  /** Go's gp.lockedm: the M this G is locked to. Written by the G; read by any M. */
+  /**
+   * Go's gp.lockedm: the M this G is locked to. Set by the G (volatile, before its status check),
+   * cleared under that M's lockedLock by Machine.unwireLocked; read by any M ('Forwarding' in
+   * LockOSThread).
+   */
   volatile Machine lockedm;
 
   /** Nesting depth of syscall brackets; only the G itself touches it. */

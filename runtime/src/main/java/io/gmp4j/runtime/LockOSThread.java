@@ -43,13 +43,22 @@ package io.gmp4j.runtime;
  *       the G; otherwise it keeps its P and runs the entry itself (the G unlocked: it is an
  *       ordinary G now; it ended: execute drops the entry);
  *   <li>the unwire (the last unlock, or the G's end) clears lockedg and takes a handoff not yet
- *       taken: its P goes to handoffp, its entry back to the global queue unless the G is dead.
+ *       taken; the M settles it on its own thread, after the G's run (the G must not take
+ *       sched.lock, which may park it): its entry goes back to the global queue unless the G is
+ *       dead, and its P to handoffp;
+ *   <li>lock writes lockedm and lockedg, then reads the G's status: RUNNABLE while the G runs
+ *       means an entry of it is queued, whose dequeuer may have read lockedm before and would
+ *       run the G off this M. Lock then unwires again and yields, so that the entry runs the G
+ *       (ready makes no second entry for a runnable G), and tries again. A later submit's
+ *       dequeuer reads lockedm after the status write it queued behind, so it sees the lock.
  * </ul>
  *
  * <p>A forward can land while the G still runs; the M takes it at its next stoplockedm and
  * executes the G, whose runContinuation returns at once if the thread is parked: the entry's
- * run, as any spurious entry's. Left open: a G that unlocks, locks again and parks, all between
- * a forwarder's NOT_LOCKED and its run of the entry, runs that once on the forwarder's M.
+ * run, as any spurious entry's. Until then the forwarded P is idle but on no list: nobody steals
+ * from it and a stop-the-world waits for it, as long as the G runs. Left open, as too narrow to
+ * pay for on every run: a dequeuer that passed its status CAS just before the G's lock, and
+ * reaches runContinuation only after the G has parked and been woken, runs it once off its M.
  *
  * <p>Go counts runtime-internal locks ({@code lockedInt}) separately; gmp4j has none. Called from a
  * thread that is not a G, both calls do nothing: a platform thread is its own OS thread already.
@@ -68,13 +77,27 @@ final class LockOSThread {
     if (gp == null) {
       return;
     }
-    Machine mp = gp.runningM();
-    if (mp.lockedg != null && mp.lockedg != gp) {
-      throw new InternalError("lockOSThread: M" + mp.id + " already locked to G" + mp.lockedg.goid);
-    }
-    if (++mp.lockedExt == 1) {
-      gp.lockedm = mp;
+    for (; ; ) {
+      Machine mp = gp.runningM();
+      if (mp.lockedg != null && mp.lockedg != gp) {
+        throw new InternalError(
+            "lockOSThread: M" + mp.id + " already locked to G" + mp.lockedg.goid);
+      }
+      if (mp.lockedExt > 0) {
+        mp.lockedExt++;
+        return;
+      }
+      gp.lockedm = mp; // volatile, before the status read below: 'Forwarding'
       mp.lockedg = gp;
+      if (gp.status() != Goroutine.RUNNABLE) {
+        mp.lockedExt = 1;
+        return;
+      }
+      // An entry of this running G is queued (a spurious submit), and its dequeuer may have read
+      // lockedm before the write above: it would run the G off this M. Undo, let the entry run
+      // the G (Thread.yield makes no second entry: ready finds the G runnable), and try again.
+      mp.unwiredByG(mp.unwireLocked(gp));
+      Thread.yield();
     }
   }
 
@@ -88,7 +111,7 @@ final class LockOSThread {
       return; // Go's UnlockOSThread is a no-op when not locked
     }
     if (--mp.lockedExt == 0) {
-      mp.unwireLocked(gp);
+      mp.unwiredByG(mp.unwireLocked(gp));
     }
   }
 

@@ -123,16 +123,25 @@ final class Machine extends Thread {
    * Go's m.nextp as startlockedm sets it: the P, and the entry of {@link #lockedg}, that the M
    * which dequeued that G forwards here ('Forwarding' in {@link LockOSThread}). Written under
    * {@link #lockedLock}, by the forwarder (null → a handoff, only while lockedg is its G) and by
-   * this M's unwire (→ null); read and cleared without the lock by this M in stopLockedM, which
-   * runs only while lockedg is wired and its G is not running, so no unwire races it. Volatile.
+   * unwireLocked (→ null); read and cleared without the lock by this M in stopLockedM, which
+   * runs only while lockedg is wired and its G is not running here, so no unwire races it.
+   * Volatile.
    */
   private volatile LockedHandoff lockedNext;
+
+  /**
+   * A forward that the locked G's own unwire took (its last unlock, or a lock it undid): settled
+   * by this M after the G's run, on this thread, because the G must not take sched.lock, which
+   * may park it ('Forwarding' in {@link LockOSThread}). Written by that G on this M; read and
+   * cleared by this M in execute. Confined to this thread (the G runs on it).
+   */
+  private LockedHandoff unwiredForward;
 
   /** Orders a forward against the unwire of lockedg: 'Forwarding' in {@link LockOSThread}. */
   private final Object lockedLock = new Object();
 
   /** A forward to a locked M: the P it runs on, and the entry of its G that came with it. */
-  private record LockedHandoff(Processor pp, Goroutine gp) {}
+  record LockedHandoff(Processor pp, Goroutine gp) {}
 
   /**
    * Go's m.spinning. Written by this M, or by its waker while it is parked (before unpark);
@@ -145,8 +154,10 @@ final class Machine extends Thread {
 
   /**
    * Go's m.lockedg and m.lockedExt: the G wired to this M by lockOSThread, and its nesting
-   * count. Written only by that G (on this M); read by this M and by others through
-   * Goroutine.lockedm. See 'LockOSThread' in {@link LockOSThread}.
+   * count. Set by that G on this M (volatile, before its status check: 'Forwarding' in {@link
+   * LockOSThread}); cleared under {@link #lockedLock} by unwireLocked, on that G's last unlock or
+   * by this M at its end; read by this M, by forwarders under lockedLock, and by others through
+   * Goroutine.lockedm.
    */
   volatile Goroutine lockedg;
 
@@ -394,7 +405,8 @@ final class Machine extends Thread {
       if (owner.lockedg != gp) {
         return NOT_LOCKED;
       }
-      // One entry per runnable G, and the owner takes each before its G runs again.
+      // One entry per runnable G (ready dedups): the owner's stopLockedM or an unwire takes
+      // it before the G can be readied, and so forwarded, again.
       assert owner.lockedNext == null : "startLockedM: M" + owner.id + " has a forward already";
       owner.lockedNext = new LockedHandoff(releaseP(), gp); // pairs with stopLockedM's loop
     }
@@ -403,11 +415,11 @@ final class Machine extends Thread {
   }
 
   /**
-   * Unwires lockedg (its last unlock, or its end) and settles a forward that came for it and
-   * will not be taken now: the P goes to handoffP, and the entry, unless its G is dead, back to
-   * the global queue ('Forwarding' in {@link LockOSThread}). Called only by this M or its G.
+   * Unwires lockedg (its last unlock, a lock undone, or its end) and returns a forward that came
+   * for it and was not taken: the caller settles it with {@link #settleForward} ('Forwarding' in
+   * {@link LockOSThread}). Called only by this M or its G, which is lockedg.
    */
-  void unwireLocked(Goroutine gp) {
+  LockedHandoff unwireLocked(Goroutine gp) {
     assert onThisM() : "unwireLocked: not on M" + id + " or its G";
     assert lockedg == gp : "unwireLocked: G" + gp.goid + " is not M" + id + "'s locked G";
     LockedHandoff h;
@@ -417,12 +429,30 @@ final class Machine extends Thread {
       h = lockedNext;
       lockedNext = null;
     }
-    if (h != null) {
-      if (h.gp.status() != Goroutine.DEAD) {
-        runq.globRunqPut(h.gp); // before handoffP, which then starts an M for it
-      }
-      sched.handoffP(h.pp);
+    return h;
+  }
+
+  /**
+   * The G's half of an unwire on its own code: leaves the forward that unwireLocked returned, if
+   * any, for this M to settle after the run. Called only by this M's G.
+   */
+  void unwiredByG(LockedHandoff h) {
+    assert onThisM() : "unwiredByG: not on M" + id + "'s G";
+    assert unwiredForward == null : "unwiredByG: M" + id + " has an unsettled forward";
+    unwiredForward = h;
+  }
+
+  /**
+   * Settles a forward that its locked M will not take: the entry goes back to the global queue,
+   * unless its G is dead, and the P to handoffP, which then starts an M for the entry. Called
+   * only by this M.
+   */
+  private void settleForward(LockedHandoff h) {
+    assert Thread.currentThread() == this : "settleForward: not on M" + id;
+    if (h.gp.status() != Goroutine.DEAD) {
+      runq.globRunqPut(h.gp);
     }
+    sched.handoffP(h.pp);
   }
 
   /** Go's mexit for an M whose locked G ended: the P goes to another M; the thread ends. */
@@ -521,7 +551,10 @@ final class Machine extends Thread {
       if (lockedg == gp) {
         // The goroutine may have locked this thread because it put it in an unusual state.
         // Kill it rather than returning it to the thread pool (Go's goexit0).
-        unwireLocked(gp);
+        LockedHandoff h = unwireLocked(gp);
+        if (h != null) {
+          settleForward(h);
+        }
         exiting = true;
       }
     } else if (js == VirtualThreads.RUNNING
@@ -546,6 +579,11 @@ final class Machine extends Thread {
     } else if (traceRunBegin != 0) {
       // Readied meanwhile: it yielded, or it parked and was woken before we looked.
       Trace.runEnd(this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield, "", traceStop);
+    }
+    LockedHandoff h = unwiredForward;
+    if (h != null) {
+      unwiredForward = null;
+      settleForward(h);
     }
     if (tracePendingCount != 0) {
       Trace.flush(this);

@@ -33,6 +33,44 @@ class LockedForwardTest {
     rounds(true);
   }
 
+  /**
+   * A lock taken while an entry of the G is queued (at one P the entry waits behind the running
+   * G) returns only once that entry has run the G, so that no dequeuer that read lockedm before
+   * the lock can run the G off its M; then the G stays on its M through parks.
+   */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void aLockWaitsForAQueuedEntryOfItsG() throws Exception {
+    Sched s = SchedTesting.newSched(1);
+    for (int i = 0; i < ROUNDS; i++) {
+      int round = i;
+      SchedTesting.runOnG(
+          s,
+          20,
+          () -> {
+            Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+            Thread walker = Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
+            while (walker.isAlive()) {
+              Thread.onSpinWait(); // no park: at one P the entry stays queued
+            }
+            assertEquals(Goroutine.RUNNABLE, me.status(), "round " + round + ": entry queued");
+            LockOSThread.lock();
+            assertEquals(
+                Goroutine.RUNNING, me.status(), "round " + round + ": lock left it queued");
+            Machine mine = me.runningM();
+            for (int k = 0; k < 3; k++) {
+              Thread.sleep(1);
+              assertEquals(mine, me.runningM(), "round " + round + ": left its M");
+            }
+            assertEquals(1, LockOSThread.lockCount());
+            LockOSThread.unlock();
+          });
+    }
+    Thread stw = Thread.ofPlatform().start(() -> s.gomaxprocs(1));
+    stw.join(20_000);
+    assertTrue(!stw.isAlive(), "stop-the-world hangs\n" + dump(s));
+  }
+
   private static void rounds(boolean unlock) throws Exception {
     Sched s = SchedTesting.newSched(2);
     AtomicInteger forwarded = new AtomicInteger();
