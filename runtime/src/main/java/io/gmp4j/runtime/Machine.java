@@ -438,8 +438,11 @@ final class Machine extends Thread {
    */
   void unwiredByG(LockedHandoff h) {
     assert onThisM() : "unwiredByG: not on M" + id + "'s G";
-    assert unwiredForward == null : "unwiredByG: M" + id + " has an unsettled forward";
-    unwiredForward = h;
+    if (h != null) {
+      // The G's one entry is in h, so no second forward can come before this M settles h.
+      assert unwiredForward == null : "unwiredByG: M" + id + " has an unsettled forward";
+      unwiredForward = h;
+    }
   }
 
   /**

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -24,13 +23,13 @@ class LockedForwardTest {
   @Test
   @Timeout(value = 120, threadMode = SEPARATE_THREAD)
   void aForwardToAnEndingLockedGIsHandedOff() throws Exception {
-    rounds(false);
+    rounds(false, false);
   }
 
   @Test
   @Timeout(value = 120, threadMode = SEPARATE_THREAD)
   void aForwardToAnUnlockingGIsHandedOffAndItsEntryRuns() throws Exception {
-    rounds(true);
+    rounds(true, false);
   }
 
   /**
@@ -71,37 +70,49 @@ class LockedForwardTest {
     assertTrue(!stw.isAlive(), "stop-the-world hangs\n" + dump(s));
   }
 
-  private static void rounds(boolean unlock) throws Exception {
+  @Test
+  @Timeout(value = 120, threadMode = SEPARATE_THREAD)
+  void aForwardTakenByAnUnlockSurvivesALockInTheSameRun() throws Exception {
+    rounds(true, true);
+  }
+
+  /**
+   * Rounds of a locked G whose entry is forwarded while it runs; then it ends, or ({@code
+   * unlock}) unlocks, maybe locks and unlocks again in the same run ({@code relock}: the lock
+   * finds the G runnable, its entry held by the unwire), and parks.
+   */
+  private static void rounds(boolean unlock, boolean relock) throws Exception {
     Sched s = SchedTesting.newSched(2);
     AtomicInteger forwarded = new AtomicInteger();
     for (int i = 0; i < ROUNDS; i++) {
-      Thread g =
-          s.newBuilder()
-              .start(
-                  () -> {
-                    LockOSThread.lock();
-                    Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-                    Machine mine = me.runningM();
-                    Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
-                    long deadline = System.nanoTime() + 10_000_000_000L;
-                    while (!mine.lockedForwardPending() && System.nanoTime() - deadline < 0) {
-                      Thread.onSpinWait(); // the other P's M dequeues the entry and forwards
-                    }
-                    if (mine.lockedForwardPending()) {
-                      forwarded.incrementAndGet();
-                    }
-                    if (unlock) {
-                      LockOSThread.unlock();
-                      for (int k = 0; k < 3; k++) {
-                        try {
-                          Thread.sleep(1); // parks: its entry must have gone back to a queue
-                        } catch (InterruptedException e) {
-                          throw new AssertionError(e);
-                        }
-                      }
-                    }
-                  });
-      assertTrue(g.join(Duration.ofSeconds(20)), "round " + i + ": the G did not end\n" + dump(s));
+      int round = i;
+      SchedTesting.runOnG(
+          s,
+          20,
+          () -> {
+            LockOSThread.lock();
+            Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+            Machine mine = me.runningM();
+            Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (!mine.lockedForwardPending() && System.nanoTime() - deadline < 0) {
+              Thread.onSpinWait(); // the other P's M dequeues the entry and forwards
+            }
+            if (mine.lockedForwardPending()) {
+              forwarded.incrementAndGet();
+            }
+            if (unlock) {
+              LockOSThread.unlock();
+              if (relock) {
+                LockOSThread.lock();
+                assertEquals(1, LockOSThread.lockCount(), "round " + round + ": relocked");
+                LockOSThread.unlock();
+              }
+              for (int k = 0; k < 3; k++) {
+                Thread.sleep(1); // parks: its entry must have gone back to a queue
+              }
+            }
+          });
       // A stop-the-world waits for every P: a lost one never stops.
       Thread stw = Thread.ofPlatform().start(() -> s.gomaxprocs(2));
       stw.join(20_000);
