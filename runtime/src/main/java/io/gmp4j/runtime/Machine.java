@@ -541,12 +541,16 @@ final class Machine extends Thread {
     if (js == VirtualThreads.TERMINATED) {
       if (traceRunBegin != 0) {
         // Readied since this run began: it parked or yielded here, and ran to its end on another
-        // M before this one looked (its carrier may be descheduled right after the unmount).
+        // M before this one looked (its carrier may be descheduled right after the unmount),
+        // which took it from runnable; or a spurious submit left an entry of it queued while it
+        // ran to its end here, and nobody has taken that yet: it is still runnable, and this run
+        // was its last (EndedWithEntryQueuedTest's case).
+        boolean exited = !gp.readiedSince(ran) || gp.status() == Goroutine.RUNNABLE;
         Trace.runEnd(
             this,
             gp,
             ran,
-            !gp.readiedSince(ran) ? Trace.END_EXIT : traceYield < 0 ? Trace.END_BLOCK : traceYield,
+            exited ? Trace.END_EXIT : traceYield < 0 ? Trace.END_BLOCK : traceYield,
             "",
             traceStop);
       }

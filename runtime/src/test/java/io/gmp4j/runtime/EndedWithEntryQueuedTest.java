@@ -5,10 +5,21 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A spurious submit (JDK 25's stack walker resubmits a thread it suspended) that lands while the G
@@ -51,5 +62,94 @@ class EndedWithEntryQueuedTest {
       Thread.sleep(10); // the Ms destroy the last Gs after their joiners wake
     }
     assertEquals(0, s.allgs.size(), "Gs destroyed once each\n" + dump(s));
+  }
+
+  /**
+   * The trace of that case: each such G's last GoRun ends "exit", not "block" (its status moved
+   * on since the run began, through the spurious submit, not through a readying after a park). In
+   * a child JVM, whose process-wide scheduler (sysmon, JFR hooks) records gmp4j.GoRun.
+   */
+  @Test
+  @Timeout(value = 120, threadMode = SEPARATE_THREAD)
+  void itsLastRunEndsExitInTheTrace(@TempDir Path dir) throws Exception {
+    Path out = dir.resolve("child.out");
+    Path err = dir.resolve("child.err");
+    ProcessBuilder pb =
+        new ProcessBuilder(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "--add-opens=java.base/java.lang=ALL-UNNAMED",
+            "-Dgmp.gomaxprocs=1",
+            "-cp",
+            System.getProperty("java.class.path"),
+            TracedChild.class.getName(),
+            dir.toString());
+    for (String v : List.of("GMPDEBUG", "GOMAXPROCS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")) {
+      pb.environment().remove(v);
+    }
+    pb.redirectOutput(out.toFile()).redirectError(err.toFile());
+    Process p = pb.start();
+    try {
+      boolean done = p.waitFor(90, TimeUnit.SECONDS);
+      String shown =
+          "\n--- stdout:\n" + Files.readString(out) + "--- stderr:\n" + Files.readString(err);
+      assertTrue(done, "the child did not finish" + shown);
+      assertEquals(0, p.exitValue(), shown);
+      assertTrue(Files.readString(out).contains("last runs: {exit=" + ROUNDS + "}"), shown);
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+
+  /** The child of itsLastRunEndsExitInTheTrace: prints how each G's last GoRun ended. */
+  static final class TracedChild {
+    public static void main(String[] args) throws Exception {
+      Sched s = Sched.get();
+      Path file = Path.of(args[0], "ended.jfr");
+      List<Long> goids = new ArrayList<>();
+      try (Recording r = new Recording()) {
+        r.enable("gmp4j.GoRun").withThreshold(Duration.ZERO).withoutStackTrace();
+        r.start();
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (!Trace.on(Trace.GO_RUN)) { // sysmon refreshes it within 100 ms of the start
+          if (System.nanoTime() - deadline > 0) {
+            System.out.println("GoRun never came on");
+            System.exit(3);
+          }
+          Thread.sleep(10);
+        }
+        for (int i = 0; i < ROUNDS; i++) {
+          Thread g = s.newBuilder().start(EndedWithEntryQueuedTest::endWithEntryQueued);
+          goids.add(((Goroutine) VirtualThreads.scheduler(g)).goid);
+          if (!g.join(Duration.ofSeconds(20))) {
+            System.out.println("round " + i + ": the G did not end\n" + dump(s));
+            System.exit(4);
+          }
+        }
+        Thread.sleep(100); // the last M is back from its run when the next G ran; a margin
+        r.stop();
+        r.dump(file);
+      }
+      Map<Long, RecordedEvent> last = new TreeMap<>();
+      for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
+        long goid = e.getLong("goid");
+        if (goids.contains(goid)
+            && (!last.containsKey(goid) || e.getEndTime().isAfter(last.get(goid).getEndTime()))) {
+          last.put(goid, e);
+        }
+      }
+      Map<String, Integer> ends = new TreeMap<>();
+      last.values().forEach(e -> ends.merge(e.getString("end"), 1, Integer::sum));
+      System.out.println("last runs: " + ends);
+      System.exit(0);
+    }
+  }
+
+  /** A G's body: a platform thread submits it while it runs, and it ends without parking. */
+  private static void endWithEntryQueued() {
+    Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+    Thread walker = Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
+    while (walker.isAlive()) {
+      Thread.onSpinWait(); // no park: at one P the entry stays queued
+    }
   }
 }
