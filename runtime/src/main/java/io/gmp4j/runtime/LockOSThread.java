@@ -46,19 +46,29 @@ package io.gmp4j.runtime;
  *       taken; the M settles it on its own thread, after the G's run (the G must not take
  *       sched.lock, which may park it): its entry goes back to the global queue unless the G is
  *       dead, and its P to handoffp;
- *   <li>lock writes lockedm and lockedg, then reads the G's status: RUNNABLE while the G runs
- *       means an entry of it is queued, whose dequeuer may have read lockedm before and would
- *       run the G off this M. Lock then unwires again and yields, so that the entry runs the G
- *       (ready makes no second entry for a runnable G), and tries again. A later submit's
- *       dequeuer reads lockedm after the status write it queued behind, so it sees the lock.
+ *   <li>an unlock that takes a forward leaves it for its M to settle after the run, and yields
+ *       to end the run: until the settle, the G's one entry is private to the M, and the G,
+ *       runnable while it runs, is passed over by preemption and the syscall bracket;
+ *   <li>lock writes lockedm and lockedg, then reads the G's status. RUNNABLE while the G runs
+ *       means it has an entry. If that entry is this M's (a forwarder put it in lockedNext after
+ *       seeing the lock, or an unlock earlier in this run left it to be settled, and it goes
+ *       back to lockedNext), the lock stands. Otherwise the entry may be queued, and its dequeuer
+ *       may have read lockedm before the write: lock undoes itself and yields, so that the entry
+ *       runs the G (ready makes no second entry for a runnable G), and tries again. A later
+ *       submit's dequeuer reads lockedm after the status write it queued behind (volatile, and
+ *       the queue orders the rest), so it sees the lock.
  * </ul>
  *
  * <p>A forward can land while the G still runs; the M takes it at its next stoplockedm and
  * executes the G, whose runContinuation returns at once if the thread is parked: the entry's
  * run, as any spurious entry's. Until then the forwarded P is idle but on no list: nobody steals
- * from it and a stop-the-world waits for it, as long as the G runs. Left open, as too narrow to
- * pay for on every run: a dequeuer that passed its status CAS just before the G's lock, and
- * reaches runContinuation only after the G has parked and been woken, runs it once off its M.
+ * from it and a stop-the-world waits for it, as long as the G runs. A pinned G's yields return
+ * at once: its unlock's run goes on to its end with the entry held, and its lock retries until
+ * another M takes the queued entry (at one P, after sysmon's hog hand-off). Left open, as too
+ * narrow to pay for on every run: a dequeuer that passed its status CAS just before the G's
+ * lock, and reaches runContinuation only after the G has parked and been woken, runs it off its
+ * M; an unlock there does nothing (that M has no lock count), so the G stays wired to its M,
+ * which waits in stoplockedm until the G's next entry, or for ever if the G ends there.
  *
  * <p>Go counts runtime-internal locks ({@code lockedInt}) separately; gmp4j has none. Called from a
  * thread that is not a G, both calls do nothing: a platform thread is its own OS thread already.
@@ -89,14 +99,14 @@ final class LockOSThread {
       }
       gp.lockedm = mp; // volatile, before the status read below: 'Forwarding'
       mp.lockedg = gp;
-      if (gp.status() != Goroutine.RUNNABLE) {
+      if (gp.status() != Goroutine.RUNNABLE || mp.relockWithEntry(gp)) {
         mp.lockedExt = 1;
         return;
       }
-      // An entry of this running G is queued (a spurious submit), and its dequeuer may have read
-      // lockedm before the write above: it would run the G off this M. Undo, let the entry run
-      // the G (Thread.yield makes no second entry: ready finds the G runnable), and try again.
-      mp.unwiredByG(mp.unwireLocked(gp));
+      // An entry of this running G may be queued (a spurious submit), and its dequeuer may have
+      // read lockedm before the write above: it would run the G off this M. The lock is undone;
+      // let the entry run the G (Thread.yield makes no second entry: ready finds the G
+      // runnable), and try again.
       Thread.yield();
     }
   }
@@ -111,7 +121,14 @@ final class LockOSThread {
       return; // Go's UnlockOSThread is a no-op when not locked
     }
     if (--mp.lockedExt == 0) {
-      mp.unwiredByG(mp.unwireLocked(gp));
+      Machine.LockedHandoff h = mp.unwireLocked(gp);
+      if (h != null) {
+        // The G's one entry came here with a P, and is this M's to settle after the run; until
+        // then the G is runnable while it runs (no preemption, no syscall bracket), so end the
+        // run now. Pinned, the yield returns at once, and the run goes on to its end.
+        mp.unwiredByG(h);
+        Thread.yield();
+      }
     }
   }
 

@@ -130,9 +130,9 @@ final class Machine extends Thread {
   private volatile LockedHandoff lockedNext;
 
   /**
-   * A forward that the locked G's own unwire took (its last unlock, or a lock it undid): settled
-   * by this M after the G's run, on this thread, because the G must not take sched.lock, which
-   * may park it ('Forwarding' in {@link LockOSThread}). Written by that G on this M; read and
+   * A forward that the locked G's own last unlock took: settled by this M after the G's run, on
+   * this thread, because the G must not take sched.lock, which may park it ('Forwarding' in
+   * {@link LockOSThread}). Written by that G on this M (unwiredByG, relockWithEntry); read and
    * cleared by this M in execute. Confined to this thread (the G runs on it).
    */
   private LockedHandoff unwiredForward;
@@ -155,9 +155,9 @@ final class Machine extends Thread {
   /**
    * Go's m.lockedg and m.lockedExt: the G wired to this M by lockOSThread, and its nesting
    * count. Set by that G on this M (volatile, before its status check: 'Forwarding' in {@link
-   * LockOSThread}); cleared under {@link #lockedLock} by unwireLocked, on that G's last unlock or
-   * by this M at its end; read by this M, by forwarders under lockedLock, and by others through
-   * Goroutine.lockedm.
+   * LockOSThread}); cleared under {@link #lockedLock} by unwireLocked (that G's last unlock, or
+   * this M at its end) and by relockWithEntry (a lock undone); read by this M, by forwarders
+   * under lockedLock, and by others through Goroutine.lockedm.
    */
   volatile Goroutine lockedg;
 
@@ -433,16 +433,41 @@ final class Machine extends Thread {
   }
 
   /**
-   * The G's half of an unwire on its own code: leaves the forward that unwireLocked returned, if
-   * any, for this M to settle after the run. Called only by this M's G.
+   * The lock half of 'Forwarding' in {@link LockOSThread}, for a G that found itself runnable
+   * just after it wired itself here (lockedg and gp.lockedm already written): true if the G's
+   * entry is this M's to take, and the lock stands: a forwarder put it in lockedNext after
+   * seeing the lock, or an unlock earlier in this run left it in unwiredForward, which goes
+   * back to lockedNext. False, the lock undone, if the entry may be in a run queue or a
+   * dequeuer's hands. Called only by this M's G.
+   */
+  boolean relockWithEntry(Goroutine gp) {
+    assert onThisM() : "relockWithEntry: not on M" + id + "'s G";
+    synchronized (lockedLock) {
+      if (lockedNext != null) {
+        return true;
+      }
+      LockedHandoff h = unwiredForward;
+      if (h != null) {
+        assert h.gp == gp : "relockWithEntry: M" + id + " holds G" + h.gp.goid + "'s entry";
+        unwiredForward = null;
+        lockedNext = h;
+        return true;
+      }
+      lockedg = null;
+      gp.lockedm = null;
+      return false;
+    }
+  }
+
+  /**
+   * The G's half of its last unlock, when unwireLocked returned a forward: leaves it for this M
+   * to settle after the run. Called only by this M's G.
    */
   void unwiredByG(LockedHandoff h) {
     assert onThisM() : "unwiredByG: not on M" + id + "'s G";
-    if (h != null) {
-      // The G's one entry is in h, so no second forward can come before this M settles h.
-      assert unwiredForward == null : "unwiredByG: M" + id + " has an unsettled forward";
-      unwiredForward = h;
-    }
+    // The G's one entry is in h, so no second forward can come before this M settles h.
+    assert h != null && unwiredForward == null : "unwiredByG: M" + id + " has a forward";
+    unwiredForward = h;
   }
 
   /**
@@ -542,10 +567,11 @@ final class Machine extends Thread {
       if (traceRunBegin != 0) {
         // Readied since this run began: it parked or yielded here, and ran to its end on another
         // M before this one looked (its carrier may be descheduled right after the unmount),
-        // which took it from runnable; or a spurious submit left an entry of it queued while it
-        // ran to its end here, and nobody has taken that yet: it is still runnable, and this run
-        // was its last (EndedWithEntryQueuedTest's case).
-        boolean exited = !gp.readiedSince(ran) || gp.status() == Goroutine.RUNNABLE;
+        // whose execute set gp.m before the run that ended it; or a spurious submit left an
+        // entry of it queued while it ran to its end here, and no M has taken that entry yet:
+        // gp.m is still this M, and this run was its last (EndedWithEntryQueuedTest's case).
+        // An M that took the entry before this read reports its run as block, as before.
+        boolean exited = !gp.readiedSince(ran) || gp.m == this;
         Trace.runEnd(
             this,
             gp,

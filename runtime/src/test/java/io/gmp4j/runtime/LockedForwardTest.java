@@ -70,6 +70,64 @@ class LockedForwardTest {
     assertTrue(!stw.isAlive(), "stop-the-world hangs\n" + dump(s));
   }
 
+  /**
+   * Pinned (a class initializer), the unlock's yield returns at once, so the G runs on with the
+   * forward it took held by its M; a lock in the same run takes that forward back as its own.
+   */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void aPinnedGRelocksWithTheForwardItsUnlockTook() throws Exception {
+    Sched s = SchedTesting.newSched(2);
+    SchedTesting.runOnG(
+        s,
+        20,
+        () -> {
+          LockOSThread.lock();
+          Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+          Machine mine = me.runningM();
+          Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
+          long deadline = System.nanoTime() + 10_000_000_000L;
+          while (!mine.lockedForwardPending() && System.nanoTime() - deadline < 0) {
+            Thread.onSpinWait(); // no park: a park would take the forward
+          }
+          assertTrue(mine.lockedForwardPending(), "no forward came");
+          pinnedG = me; // not a field of PinnedRelock: writing that would initialize it first
+          assertEquals("relocked with its forward", PinnedRelock.RESULT);
+          for (int k = 0; k < 3; k++) {
+            Thread.sleep(1); // the run ends: its M settles the forward of the last unlock
+          }
+          assertEquals(mine, me.runningM(), "left its M");
+        });
+    Thread stw = Thread.ofPlatform().start(() -> s.gomaxprocs(2));
+    stw.join(20_000);
+    assertTrue(!stw.isAlive(), "stop-the-world hangs\n" + dump(s));
+  }
+
+  /** Unlocks and locks again in its initializer, so on a pinned thread. */
+  private static volatile Goroutine pinnedG;
+
+  private static final class PinnedRelock {
+    static final String RESULT;
+
+    static {
+      Goroutine me = pinnedG;
+      Machine mine = me.runningM();
+      LockOSThread.unlock(); // takes the forward; the yield returns at once
+      String r;
+      if (mine.lockedForwardPending() || me.status() != Goroutine.RUNNABLE) {
+        r = "the unlock did not take the forward";
+      } else {
+        LockOSThread.lock();
+        r =
+            !mine.lockedForwardPending()
+                ? "the lock did not take the forward back"
+                : LockOSThread.lockCount() != 1 ? "not locked" : "relocked with its forward";
+        LockOSThread.unlock();
+      }
+      RESULT = r;
+    }
+  }
+
   @Test
   @Timeout(value = 120, threadMode = SEPARATE_THREAD)
   void aForwardTakenByAnUnlockSurvivesALockInTheSameRun() throws Exception {
@@ -103,6 +161,8 @@ class LockedForwardTest {
             }
             if (unlock) {
               LockOSThread.unlock();
+              assertEquals(
+                  Goroutine.RUNNING, me.status(), "round " + round + ": runnable after its unlock");
               if (relock) {
                 LockOSThread.lock();
                 assertEquals(1, LockOSThread.lockCount(), "round " + round + ": relocked");
