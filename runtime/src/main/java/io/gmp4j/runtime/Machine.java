@@ -122,10 +122,10 @@ final class Machine extends Thread {
   /**
    * Go's m.nextp as startlockedm sets it: the P, and the entry of {@link #lockedg}, that the M
    * which dequeued that G forwards here ('Forwarding' in {@link LockOSThread}). Written under
-   * {@link #lockedLock}, by the forwarder (null → a handoff, only while lockedg is its G) and by
-   * unwireLocked (→ null); read and cleared without the lock by this M in stopLockedM, which
-   * runs only while lockedg is wired and its G is not running here, so no unwire races it.
-   * Volatile.
+   * {@link #lockedLock}, by the forwarder (null → a handoff, only while lockedg is its G), by
+   * unwireLocked (→ null) and by relockWithEntry (null → the forward the G's unlock took); read
+   * and cleared without the lock by this M in stopLockedM, which runs only while lockedg is
+   * wired and its G is not running here, so no unwire races it. Volatile.
    */
   private volatile LockedHandoff lockedNext;
 
@@ -415,9 +415,9 @@ final class Machine extends Thread {
   }
 
   /**
-   * Unwires lockedg (its last unlock, a lock undone, or its end) and returns a forward that came
-   * for it and was not taken: the caller settles it with {@link #settleForward} ('Forwarding' in
-   * {@link LockOSThread}). Called only by this M or its G, which is lockedg.
+   * Unwires lockedg (its last unlock, or its end) and returns a forward that came for it and was
+   * not taken: the caller settles it with {@link #settleForward} ('Forwarding' in {@link
+   * LockOSThread}). Called only by this M or its G, which is lockedg.
    */
   LockedHandoff unwireLocked(Goroutine gp) {
     assert onThisM() : "unwireLocked: not on M" + id + " or its G";
