@@ -65,9 +65,7 @@ class LockedForwardTest {
             LockOSThread.unlock();
           });
     }
-    Thread stw = Thread.ofPlatform().start(() -> s.gomaxprocs(1));
-    stw.join(20_000);
-    assertTrue(!stw.isAlive(), "stop-the-world hangs\n" + dump(s));
+    assertWorldStops(s, 1, "");
   }
 
   /**
@@ -82,14 +80,8 @@ class LockedForwardTest {
         s,
         20,
         () -> {
-          LockOSThread.lock();
           Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-          Machine mine = me.runningM();
-          Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
-          long deadline = System.nanoTime() + 10_000_000_000L;
-          while (!mine.lockedForwardPending() && System.nanoTime() - deadline < 0) {
-            Thread.onSpinWait(); // no park: a park would take the forward
-          }
+          Machine mine = lockAndAwaitForward(me);
           assertTrue(mine.lockedForwardPending(), "no forward came");
           pinnedG = me; // not a field of PinnedRelock: writing that would initialize it first
           assertEquals("relocked with its forward", PinnedRelock.RESULT);
@@ -98,9 +90,7 @@ class LockedForwardTest {
             Thread.sleep(1); // the run ends: its M settles the forward of the last unlock
           }
         });
-    Thread stw = Thread.ofPlatform().start(() -> s.gomaxprocs(2));
-    stw.join(20_000);
-    assertTrue(!stw.isAlive(), "stop-the-world hangs\n" + dump(s));
+    assertWorldStops(s, 2, "");
   }
 
   /** Unlocks and locks again in its initializer, so on a pinned thread. */
@@ -136,8 +126,7 @@ class LockedForwardTest {
 
   /**
    * Rounds of a locked G whose entry is forwarded while it runs; then it ends, or ({@code
-   * unlock}) unlocks, maybe locks and unlocks again in the same run ({@code relock}: the lock
-   * finds the G runnable, its entry held by the unwire), and parks.
+   * unlock}) unlocks, maybe locks and unlocks again in the same run ({@code relock}), and parks.
    */
   private static void rounds(boolean unlock, boolean relock) throws Exception {
     Sched s = SchedTesting.newSched(2);
@@ -148,14 +137,8 @@ class LockedForwardTest {
           s,
           20,
           () -> {
-            LockOSThread.lock();
             Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-            Machine mine = me.runningM();
-            Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (!mine.lockedForwardPending() && System.nanoTime() - deadline < 0) {
-              Thread.onSpinWait(); // the other P's M dequeues the entry and forwards
-            }
+            Machine mine = lockAndAwaitForward(me);
             if (mine.lockedForwardPending()) {
               forwarded.incrementAndGet();
             }
@@ -173,11 +156,34 @@ class LockedForwardTest {
               }
             }
           });
-      // A stop-the-world waits for every P: a lost one never stops.
-      Thread stw = Thread.ofPlatform().start(() -> s.gomaxprocs(2));
-      stw.join(20_000);
-      assertTrue(!stw.isAlive(), "round " + i + ": stop-the-world hangs\n" + dump(s));
+      assertWorldStops(s, 2, "round " + i + ": ");
     }
     assertEquals(ROUNDS, forwarded.get(), "every round forwarded its entry to the running G's M");
+  }
+
+  /**
+   * Locks the calling G {@code me} and submits it from a platform thread, as the stack walker
+   * does, then spins until the other P's M has dequeued that entry and forwarded it here, or 10 s
+   * pass: a park would take the forward. Returns the G's M. Called only by {@code me}.
+   */
+  private static Machine lockAndAwaitForward(Goroutine me) {
+    LockOSThread.lock();
+    Machine mine = me.runningM();
+    Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (!mine.lockedForwardPending() && System.nanoTime() - deadline < 0) {
+      Thread.onSpinWait();
+    }
+    return mine;
+  }
+
+  /**
+   * A stop-the-world (a GOMAXPROCS change to {@code procs}) waits for every P: one lost by a
+   * forward never stops, and this fails with {@code what} and the scheduler's state.
+   */
+  private static void assertWorldStops(Sched s, int procs, String what) throws Exception {
+    Thread stw = Thread.ofPlatform().start(() -> s.gomaxprocs(procs));
+    stw.join(20_000);
+    assertTrue(!stw.isAlive(), what + "stop-the-world hangs\n" + dump(s));
   }
 }
