@@ -93,9 +93,10 @@ class LockedForwardTest {
     assertWorldStops(s, 2, "");
   }
 
-  /** Unlocks and locks again in its initializer, so on a pinned thread. */
+  /** The G whose code PinnedRelock's initializer runs; set before that first runs. */
   private static volatile Goroutine pinnedG;
 
+  /** Unlocks and locks again in its initializer, so on a pinned thread. */
   private static final class PinnedRelock {
     static final String RESULT;
 
