@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
+import io.gmp4j.runtime.SchedTesting;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,13 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
 class ChildJvmTest {
   private static final String ADD_OPENS = "--add-opens=java.base/java.lang=ALL-UNNAMED";
 
-  /**
-   * Environment variables a child never inherits: gmp4j's own and the JVM's (which would add
-   * flags and a "Picked up" line on stderr). A test that wants one passes it in {@code env}.
-   * The same list as it/'s ChildJvm.SCRUBBED_ENV.
-   */
-  static final List<String> SCRUBBED_ENV =
-      List.of("GMPDEBUG", "GOMAXPROCS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS");
+  /** Scrubbed from every child; a test that wants one of them passes it in {@code env}. */
+  static final List<String> SCRUBBED_ENV = SchedTesting.SCRUBBED_ENV;
 
   @TempDir Path tmp;
 

@@ -41,12 +41,7 @@ class EndedWithEntryQueuedTest {
           s.newBuilder()
               .start(
                   () -> {
-                    Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-                    Thread walker = Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
-                    while (walker.isAlive()) {
-                      Thread.onSpinWait(); // no park: at one P the entry stays queued
-                    }
-                    if (me.status() == Goroutine.RUNNABLE) {
+                    if (endWithEntryQueued()) {
                       queuedAtTheEnd.incrementAndGet();
                     }
                   });
@@ -83,9 +78,7 @@ class EndedWithEntryQueuedTest {
             System.getProperty("java.class.path"),
             TracedChild.class.getName(),
             dir.toString());
-    for (String v : List.of("GMPDEBUG", "GOMAXPROCS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")) {
-      pb.environment().remove(v);
-    }
+    SchedTesting.SCRUBBED_ENV.forEach(pb.environment()::remove);
     pb.redirectOutput(out.toFile()).redirectError(err.toFile());
     Process p = pb.start();
     try {
@@ -144,12 +137,13 @@ class EndedWithEntryQueuedTest {
     }
   }
 
-  /** A G's body: a platform thread submits it while it runs, and it ends without parking. */
-  private static void endWithEntryQueued() {
+  /**
+   * A G's body: a platform thread submits it while it runs, and it ends without parking. Returns
+   * whether its entry is still queued at its end (at one P it is: the G holds the P).
+   */
+  private static boolean endWithEntryQueued() {
     Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-    Thread walker = Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
-    while (walker.isAlive()) {
-      Thread.onSpinWait(); // no park: at one P the entry stays queued
-    }
+    SchedTesting.submitLikeTheStackWalker(me);
+    return me.status() == Goroutine.RUNNABLE;
   }
 }

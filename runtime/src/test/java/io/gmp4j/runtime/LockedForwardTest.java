@@ -48,10 +48,7 @@ class LockedForwardTest {
           20,
           () -> {
             Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-            Thread walker = Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
-            while (walker.isAlive()) {
-              Thread.onSpinWait(); // no park: at one P the entry stays queued
-            }
+            SchedTesting.submitLikeTheStackWalker(me); // at one P its entry stays queued
             assertEquals(Goroutine.RUNNABLE, me.status(), "round " + round + ": entry queued");
             LockOSThread.lock();
             assertEquals(
@@ -170,7 +167,7 @@ class LockedForwardTest {
   private static Machine lockAndAwaitForward(Goroutine me) {
     LockOSThread.lock();
     Machine mine = me.runningM();
-    Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
+    SchedTesting.submitLikeTheStackWalker(me);
     long deadline = System.nanoTime() + 10_000_000_000L;
     while (!mine.lockedForwardPending() && System.nanoTime() - deadline < 0) {
       Thread.onSpinWait();

@@ -1,6 +1,7 @@
 package io.gmp4j.runtime;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
@@ -57,6 +58,25 @@ public final class SchedTesting {
     Throwable t = failure.get();
     if (t != null) {
       throw new AssertionError(t.getMessage() + "\n" + dump(s), t);
+    }
+  }
+
+  /**
+   * Environment variables a child JVM never inherits: gmp4j's own and the JVM's (which would add
+   * flags and a "Picked up" line on stderr). The same list as it/'s ChildJvm.SCRUBBED_ENV.
+   */
+  public static final List<String> SCRUBBED_ENV =
+      List.of("GMPDEBUG", "GOMAXPROCS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS");
+
+  /**
+   * Submits the calling G {@code me} again from a platform thread, as JDK 25's stack walker
+   * resubmits a thread it suspended (a spurious submit: me is running), and spins until that
+   * thread is done: a park would let the entry run. Called only by {@code me}.
+   */
+  static void submitLikeTheStackWalker(Goroutine me) {
+    Thread walker = Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
+    while (walker.isAlive()) {
+      Thread.onSpinWait();
     }
   }
 

@@ -51,10 +51,7 @@ class SpuriousSubmitInSyscallTest {
         () -> {
           Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
           assertTrue(Syscall.enter(), "entered");
-          Thread walker = Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
-          while (walker.isAlive()) {
-            Thread.onSpinWait(); // no park inside the bracket
-          }
+          SchedTesting.submitLikeTheStackWalker(me); // spins: no park inside the bracket
           assertEquals(Goroutine.RUNNABLE, me.status(), "the resubmit's entry ran");
           Syscall.exit(true);
           Machine mp = me.runningM();
