@@ -67,7 +67,8 @@ import java.util.jar.JarFile;
  *   <li>Unless {@code asyncpreemptoff=1}, register the {@link PreemptPollTransformer} for classes
  *       loaded from now on, hand its class counts ('Coverage' in {@code
  *       io.gmp4j.agent.poll.Coverage}) to the runtime's metrics, and with {@code
- *       preempt.report=1} add a shutdown hook that prints them as one line. Failing here is not
+ *       preempt.report=1} add a shutdown hook that prints them as one line. With {@code
+ *       preempt.defer}, start the deferral ({@link DeferredPolls}). Failing here is not
  *       fatal: gmp4j then runs without preemption, as with asyncpreemptoff=1, and says so.
  *   <li>Register the {@code io.gmp4j:type=Scheduler} MXBean, and start the HTTP endpoint if
  *       {@code exporter.port} is set ({@link io.gmp4j.agent.exporter.Endpoint}). Never fatal:
@@ -372,12 +373,15 @@ final class AgentInstaller {
   private static PreemptPollTransformer installPolls(
       Instrumentation inst, AgentOptions options, Class<?> hooks, boolean premain)
       throws Exception {
+    long defer = premain ? deferNanos(options.get("preempt.defer")) : 0; // an attach: no start-up
+    DeferredPolls deferral = defer > 0 ? new DeferredPolls(defer) : null;
     PreemptPollTransformer.Injector injector =
         PollInjectors.create(
             options.get("preempt.include"),
             options.get("preempt.exclude"),
             options.flag("preempt.prologue"),
-            options.get("preempt.cache"));
+            options.get("preempt.cache"),
+            deferral);
     if (injector == null) {
       return null;
     }
@@ -399,8 +403,14 @@ final class AgentInstaller {
                   },
                   "gmp4j-preempt-report"));
     }
-    if (premain) {
+    if (premain && deferral == null) {
       inst.addTransformer(new PreemptPollTransformer(injector), false);
+      return null;
+    }
+    if (premain) { // 'Deferred polls' in DeferredPolls: retransformed later, as after an attach
+      PreemptPollTransformer t = new PreemptPollTransformer(injector, true);
+      inst.addTransformer(t, true);
+      deferral.start(inst, t, options.flag("preempt.report"));
       return null;
     }
     // An attach: the classes already loaded get their polls too (Retransformer, started by the
@@ -414,6 +424,11 @@ final class AgentInstaller {
       return null;
     }
     return t;
+  }
+
+  /** {@code preempt.defer}'s quiet period in nanoseconds (Config gives "off" or "<n>ns"); 0: off. */
+  private static long deferNanos(String v) {
+    return v == null || v.equals("off") ? 0 : Long.parseLong(v.substring(0, v.length() - 2));
   }
 
   /*

@@ -39,7 +39,7 @@ final class PollInjectors {
    * its constructor throws when it exists but cannot be created. Called once, by the installer.
    */
   static PreemptPollTransformer.Injector create(
-      String include, String exclude, boolean prologue, String cacheDir) {
+      String include, String exclude, boolean prologue, String cacheDir, DeferredPolls deferral) {
     try {
       Class.forName(INJECTOR, false, PollInjectors.class.getClassLoader());
     } catch (ClassNotFoundException e) {
@@ -51,7 +51,8 @@ final class PollInjectors {
     }
     io.gmp4j.agent.poll.RewriteCache cache =
         cacheDir == null ? null : openCache(cacheDir, prologue);
-    return new Direct(new io.gmp4j.agent.poll.PollInjector(include, exclude, prologue, cache));
+    return new Direct(
+        new io.gmp4j.agent.poll.PollInjector(include, exclude, prologue, cache), deferral);
   }
 
   /**
@@ -83,13 +84,22 @@ final class PollInjectors {
   private static final class Direct implements PreemptPollTransformer.Injector {
     private final io.gmp4j.agent.poll.PollInjector injector;
 
-    Direct(io.gmp4j.agent.poll.PollInjector injector) {
+    /** With {@code preempt.defer}, the deferral that classes being loaded are offered to. */
+    private final DeferredPolls deferral;
+
+    Direct(io.gmp4j.agent.poll.PollInjector injector, DeferredPolls deferral) {
       this.injector = injector;
+      this.deferral = deferral;
     }
 
     @Override
     public byte[] transform(ClassLoader loader, String name, byte[] classfile) {
       return injector.transform(loader, name, classfile);
+    }
+
+    @Override
+    public byte[] transformAtLoad(ClassLoader loader, String name, byte[] classfile) {
+      return injector.transform(loader, name, classfile, deferral);
     }
   }
 }

@@ -16,9 +16,10 @@ import java.security.ProtectionDomain;
  * <ol>
  *   <li>Skip classes defined by the boot or platform loader: the JDK, and gmp4j's runtime.
  *   <li>Skip retransformations and redefinitions ({@code classBeingRedefined != null}), unless
- *       this transformer was built for an attach ({@code retransforms}): then it is registered
- *       with retransform capability, and {@link Retransformer} hands it the classes loaded before
- *       the attach. The JVM passes their original class file, so polls are injected once, however
+ *       this transformer was built for an attach or for {@code preempt.defer} ({@code
+ *       retransforms}): then it is registered with retransform capability, and {@link
+ *       Retransformer} hands it the classes loaded before the attach, or those whose polls were
+ *       deferred ({@link DeferredPolls}). The JVM passes their original class file, so polls are injected once, however
  *       often a class is retransformed. A method already on a stack keeps its old code until it
  *       is next entered.
  *   <li>Skip classes without a name and lambda proxies: the JVM does not hand hidden classes to
@@ -40,6 +41,15 @@ final class PreemptPollTransformer implements ClassFileTransformer {
     /** The instrumented class file, or null to leave the class alone. May throw. */
     byte[] transform(ClassLoader loader, String internalClassName, byte[] classfile)
         throws Throwable;
+
+    /**
+     * As {@link #transform}, for a class being loaded rather than retransformed: the injector may
+     * leave its polls for later ('Deferred polls' in {@link DeferredPolls}).
+     */
+    default byte[] transformAtLoad(ClassLoader loader, String internalClassName, byte[] classfile)
+        throws Throwable {
+      return transform(loader, internalClassName, classfile);
+    }
   }
 
   /** Internal-name prefixes never instrumented (step 4). */
@@ -54,6 +64,13 @@ final class PreemptPollTransformer implements ClassFileTransformer {
 
   /** Whether retransformations are handled too (step 2). */
   private final boolean retransforms;
+
+  /**
+   * Per thread, how many retransformations this transformer changed a class in: the JVM calls it
+   * on the thread that asked to retransform, so {@link Retransformer} counts its own. Set and
+   * read only by that thread.
+   */
+  private final ThreadLocal<long[]> retransformed = new ThreadLocal<>();
 
   PreemptPollTransformer(Injector injector) {
     this(injector, false);
@@ -76,7 +93,18 @@ final class PreemptPollTransformer implements ClassFileTransformer {
       return null;
     }
     try {
-      return injector.transform(loader, className, classfileBuffer);
+      if (classBeingRedefined == null) {
+        return injector.transformAtLoad(loader, className, classfileBuffer);
+      }
+      byte[] out = injector.transform(loader, className, classfileBuffer);
+      if (out != null) {
+        long[] n = retransformed.get();
+        if (n == null) {
+          retransformed.set(n = new long[1]);
+        }
+        n[0]++;
+      }
+      return out;
     } catch (Throwable t) {
       try {
         Stderr.line(
@@ -89,6 +117,12 @@ final class PreemptPollTransformer implements ClassFileTransformer {
       }
       return null;
     }
+  }
+
+  /** How many classes the calling thread's retransformations changed so far. */
+  long retransformedOnThisThread() {
+    long[] n = retransformed.get();
+    return n == null ? 0 : n[0];
   }
 
   /** Steps 1 to 4 of the overview. */

@@ -1,11 +1,9 @@
 package io.gmp4j.agent;
 
-import io.gmp4j.agent.poll.Coverage;
 import java.lang.instrument.Instrumentation;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
 
 /**
  * After an attach, gives preemption polls to the application classes loaded before it, by
@@ -50,9 +48,39 @@ final class Retransformer implements Runnable {
   private final Instrumentation inst;
   private final PreemptPollTransformer transformer;
 
+  /** The internal names of the classes to take, or null for every class loaded. */
+  private final Set<String> only;
+
+  /** Starts the summary line: {@code gmp4j: retransform: } or {@code gmp4j: preempt.defer: }. */
+  private final String prefix;
+
+  /** What the classes are, in the summary line: {@code loaded before the attach}. */
+  private final String origin;
+
+  /** Whether the summary and progress lines are left out of stderr (AgentState has them). */
+  private final boolean quiet;
+
   private Retransformer(Instrumentation inst, PreemptPollTransformer transformer) {
+    this(inst, transformer, null, "gmp4j: retransform: ", "loaded before the attach", false);
+  }
+
+  /**
+   * Steps 2 to 4 for the classes named in {@code only} (internal names; null for all), run on
+   * the caller's thread by {@link #run}: 'Deferred polls' in {@link DeferredPolls}.
+   */
+  Retransformer(
+      Instrumentation inst,
+      PreemptPollTransformer transformer,
+      Set<String> only,
+      String prefix,
+      String origin,
+      boolean quiet) {
     this.inst = inst;
     this.transformer = transformer;
+    this.only = only;
+    this.prefix = prefix;
+    this.origin = origin;
+    this.quiet = quiet;
   }
 
   /** Starts step 1. Called once, by the installer after an attach. Never throws. */
@@ -75,11 +103,14 @@ final class Retransformer implements Runnable {
   public void run() {
     try {
       String summary = retransformAll();
-      Stderr.line(summary);
+      if (!quiet) {
+        Stderr.line(summary);
+      }
       AgentState.publish(AgentState.RETRANSFORM, "done " + summary);
     } catch (Throwable t) {
       String line =
-          "gmp4j: retransform: stopped: "
+          prefix
+              + "stopped: "
               + Stderr.describe(t)
               + "; the classes not done yet keep running without polls";
       Stderr.line(line);
@@ -87,7 +118,7 @@ final class Retransformer implements Runnable {
     }
   }
 
-  /** Steps 2 to 4; returns the summary line. Called only on gmp4j-retransform. */
+  /** Steps 2 to 4; returns the summary line. Called only on the thread that runs {@link #run}. */
   private String retransformAll() throws InterruptedException {
     long t0 = System.nanoTime();
     Class<?>[] all = inst.getAllLoadedClasses();
@@ -97,7 +128,11 @@ final class Retransformer implements Runnable {
       if (c.isArray() || c.isPrimitive() || c.isHidden()) {
         continue;
       }
-      if (!transformer.wanted(c.getClassLoader(), c.getName().replace('.', '/'), null)) {
+      String internal = c.getName().replace('.', '/');
+      if (only != null && !only.contains(internal)) {
+        continue;
+      }
+      if (!transformer.wanted(c.getClassLoader(), internal, null)) {
         continue; // the JDK's, gmp4j's, Byte Buddy's: never instrumented at load time either
       }
       if (!inst.isModifiableClass(c)) {
@@ -106,9 +141,7 @@ final class Retransformer implements Runnable {
       }
       todo.add(c);
     }
-    Coverage coverage = Coverage.global();
-    long in0 = coverage.instrumented();
-    Map<Coverage.Reason, Long> skip0 = skipped(coverage);
+    long changed0 = transformer.retransformedOnThisThread();
     List<String> failed = new ArrayList<>();
     long lastProgress = t0;
     for (int i = 0; i < todo.size(); i += BATCH) {
@@ -127,52 +160,40 @@ final class Retransformer implements Runnable {
       int done = Math.min(todo.size(), i + BATCH);
       AgentState.publish(AgentState.RETRANSFORM, "running " + done + "/" + todo.size());
       long now = System.nanoTime();
-      if (now - lastProgress >= PROGRESS_MS * 1_000_000L && done < todo.size()) {
+      if (now - lastProgress >= PROGRESS_MS * 1_000_000L && done < todo.size() && !quiet) {
         lastProgress = now;
-        Stderr.line("gmp4j: retransform: " + done + " of " + todo.size() + " classes");
+        Stderr.line(prefix + done + " of " + todo.size() + " classes");
       }
       Thread.sleep(PAUSE_MS);
     }
-    long polls = coverage.instrumented() - in0;
-    Map<Coverage.Reason, Long> skip1 = skipped(coverage);
+    // Counted on this thread: Coverage's counts also move with the classes that other threads
+    // load meanwhile (the JVM's verification of a class being redefined loads some), and the
+    // reasons a class got no poll are in its summary (preempt.report=1).
+    long polls = transformer.retransformedOnThisThread() - changed0;
     List<String> why = new ArrayList<>();
-    long alone = 0;
-    for (Coverage.Reason r : Coverage.Reason.values()) {
-      long n = skip1.get(r) - skip0.get(r);
-      if (n > 0) {
-        why.add(n + " " + r);
-        alone += n;
-      }
-    }
     if (unmodifiable > 0) {
       why.add(unmodifiable + " not modifiable");
-      alone += unmodifiable;
     }
     if (!failed.isEmpty()) {
       why.add(failed.size() + " refused by the JVM, first: " + failed.get(0));
-      alone += failed.size();
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
     int n = todo.size() + unmodifiable;
-    return "gmp4j: retransform: "
+    long unchanged = todo.size() - failed.size() - polls;
+    if (unchanged > 0) {
+      why.add(unchanged + " unchanged by the injector (no loop, excluded or too large)");
+    }
+    return prefix
         + n
-        + (n == 1 ? " class" : " classes")
-        + " loaded before the"
-        + " attach, in "
+        + (n == 1 ? " class " : " classes ")
+        + origin
+        + ", in "
         + ms
         + " ms: "
         + polls
         + " given polls, "
-        + alone
+        + (n - polls)
         + " left alone"
         + (why.isEmpty() ? "" : " (" + String.join(", ", why) + ")");
-  }
-
-  private static Map<Coverage.Reason, Long> skipped(Coverage coverage) {
-    Map<Coverage.Reason, Long> m = new EnumMap<>(Coverage.Reason.class);
-    for (Coverage.Reason r : Coverage.Reason.values()) {
-      m.put(r, coverage.skipped(r));
-    }
-    return m;
   }
 }

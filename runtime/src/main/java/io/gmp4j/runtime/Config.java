@@ -46,6 +46,11 @@ public final class Config {
         "a directory where the agent keeps the classes it rewrote with polls, for the next start"
             + " to read back (owned by this user, not writable by others)");
     KEYS.put(
+        "preempt.defer",
+        "a quiet period such as 1s or 500ms: classes loaded at start-up get their polls in the"
+            + " background once class loading has been quiet that long; 0 or off: as they load"
+            + " (the default)");
+    KEYS.put(
         "preempt.retransform",
         "0 or 1: 0 leaves the classes loaded before an attach" + " without polls (default 1)");
     KEYS.put(
@@ -151,7 +156,7 @@ public final class Config {
         case "timeslice" -> {
           return parseDuration(v) + "ns";
         }
-        case "preempt.handoff", "flightrecorder.latency" -> {
+        case "preempt.handoff", "flightrecorder.latency", "preempt.defer" -> {
           return v.equals("0") || v.equalsIgnoreCase("off") ? "off" : parseDuration(v) + "ns";
         }
         case "flightrecorder" -> {

@@ -114,6 +114,11 @@ import net.bytebuddy.jar.asm.Opcodes;
  * RewriteCache} ('Rewrite cache'): a hit returns the bytes and replays the coverage of the rewrite
  * it was made from, and a miss is rewritten here ({@code rewrite}) and handed to the cache.
  *
+ * <p>With {@code preempt.defer}, a class that would be rewritten (it has loops, and the cache has
+ * no rewrite of it) is first offered to the agent's {@link Deferral}, which during start-up leaves
+ * it as loaded and gives it its polls later by retransformation ('Deferred polls' in the agent's
+ * {@code DeferredPolls}).
+ *
  * <p>Before a rewritten class is returned, {@link FrameCheck} checks the frames of the methods
  * the emitter changed against what the rewritten code computes ('Frame check'); on a mismatch
  * {@link #transform} throws {@link FrameCheckException} and the class loads unchanged.
@@ -280,6 +285,28 @@ public final class PollInjector {
    *     a transform never loads a class
    */
   public byte[] transform(ClassLoader loader, String internalClassName, byte[] classfile) {
+    return transform(loader, internalClassName, classfile, null);
+  }
+
+  /**
+   * 'Deferred polls': where a class loads, the agent may leave its polls for later. Asked only
+   * for a selected class with loops whose rewrite is not in the cache, that is, one that would
+   * be rewritten now.
+   */
+  public interface Deferral {
+    /**
+     * True to leave the class as loaded, for a retransformation to give it its polls; it is not
+     * recorded in Coverage until then. Any class-loading thread.
+     */
+    boolean defer(ClassLoader loader, String internalClassName);
+  }
+
+  /**
+   * As {@link #transform(ClassLoader, String, byte[])}, and a class that would be rewritten is
+   * first offered to {@code deferral} (null: none); if it takes the class, this returns null.
+   */
+  public byte[] transform(
+      ClassLoader loader, String internalClassName, byte[] classfile, Deferral deferral) {
     LAST_STATS.set(Stats.NONE);
     if (internalClassName == null || classfile == null || refused(internalClassName)) {
       return null;
@@ -289,7 +316,7 @@ public final class PollInjector {
       return null;
     }
     try {
-      return instrument(loader, internalClassName, classfile);
+      return instrument(loader, internalClassName, classfile, deferral);
     } catch (Throwable t) {
       coverage.failed(loader, internalClassName, t); // 'Coverage': failed or frame check failed
       throw t;
@@ -297,7 +324,8 @@ public final class PollInjector {
   }
 
   /** {@link #transform} of a selected class; records its outcome unless it throws. */
-  private byte[] instrument(ClassLoader loader, String internalClassName, byte[] classfile) {
+  private byte[] instrument(
+      ClassLoader loader, String internalClassName, byte[] classfile, Deferral deferral) {
     BitSet loops = prologuePolls ? null : BackEdges.methods(classfile); // null: scan all
     if (loops != null && loops.isEmpty()) { // 'Fast reject' in BackEdges
       coverage.skipped(loader, internalClassName, Coverage.Reason.NO_LOOPS);
@@ -305,6 +333,9 @@ public final class PollInjector {
     }
     RewriteCache.Outcome o = cache == null ? null : cache.get(classfile);
     if (o == null) {
+      if (deferral != null && deferral.defer(loader, internalClassName)) {
+        return null; // 'Deferred polls' in the agent's DeferredPolls: recorded when retransformed
+      }
       o = rewrite(classfile, loops); // throws: not cached, the class stays as it was
       if (cache != null) {
         cache.put(classfile, o); // see 'Rewrite cache' in RewriteCache

@@ -91,6 +91,48 @@ class CoverageTest {
     assertEquals(0, coverage.instrumented());
   }
 
+  /**
+   * 'Deferred polls': only a class that would be rewritten now is offered to the deferral (not
+   * one without loops, not an excluded one), a deferred class loads as it was and is not counted
+   * until it is rewritten, and one the deferral declines is rewritten as without it.
+   */
+  @Test
+  void onlyAClassThatWouldBeRewrittenIsOfferedToTheDeferral() {
+    Map<String, byte[]> classes =
+        TestClasses.compile(
+            Map.of(
+                "com.acme.Loops",
+                    "package com.acme; public class Loops {"
+                        + " public static int f(int n) { int s = 0; while (s < n) s += 3; return s; } }",
+                "com.acme.Flat",
+                    "package com.acme; public class Flat { public int g() { return 1; } }",
+                "com.acme.gen.Gen",
+                    "package com.acme.gen; public class Gen {"
+                        + " public static int f(int n) { int s = 0; while (s < n) s += 3; return s; } }"));
+    Coverage coverage = new Coverage();
+    PollInjector injector = new PollInjector(null, "com.acme.gen.*", false, coverage);
+    java.util.List<String> offered = new java.util.ArrayList<>();
+    boolean[] take = {true};
+    PollInjector.Deferral deferral =
+        (loader, name) -> {
+          offered.add(name);
+          return take[0];
+        };
+    classes.forEach((name, bytes) -> assertNull(injector.transform(null, name, bytes, deferral)));
+    assertEquals(java.util.List.of("com/acme/Loops"), offered);
+    assertEquals(0, coverage.instrumented());
+    assertEquals(1, coverage.skipped(Coverage.Reason.NO_LOOPS));
+    assertEquals(1, coverage.skipped(Coverage.Reason.EXCLUDED));
+    assertEquals(2, coverage.skipped()); // the deferred class is not counted yet
+
+    take[0] = false; // declined (the deferral has ended): the class is rewritten at once
+    assertNotNull(
+        injector.transform(null, "com/acme/Loops", classes.get("com/acme/Loops"), deferral));
+    assertNotNull(injector.transform(null, "com/acme/Loops", classes.get("com/acme/Loops"), null));
+    assertEquals(2, coverage.instrumented());
+    assertEquals(java.util.List.of("com/acme/Loops", "com/acme/Loops"), offered);
+  }
+
   @Test
   void everyClassIsCountedOnceWithItsReasonPerLoaderAndPackage() {
     Map<String, byte[]> classes =

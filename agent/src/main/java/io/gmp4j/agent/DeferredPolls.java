@@ -1,0 +1,199 @@
+package io.gmp4j.agent;
+
+import io.gmp4j.agent.poll.PollInjector;
+import java.lang.instrument.Instrumentation;
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * Option {@code preempt.defer}: the polls of the classes that load during start-up come later, by
+ * retransformation in the background, so that start-up does not pay for their rewrite.
+ *
+ * <h2>Implementation overview: 'Deferred polls'</h2>
+ *
+ * On a framework application nearly all of what the agent adds to start-up is the rewrite of the
+ * classes with loops as they load: on Spring Boot 4's web starter, 786 of 3,457 classes, +1.1 to
+ * +1.2 s of "process running for" and +2 s of CPU on 2 cores, the same whether the rewritten
+ * bytes are used or thrown away (BENCHMARKS.md, 'Deferred polls'). The rewrite runs on the thread
+ * that loads the class, in ASM and the injector while both are still interpreted, and C2 then
+ * compiles them beside the application's own start-up. With {@code preempt.defer=<quiet>}:
+ *
+ * <ol>
+ *   <li>From premain on, a class that would be rewritten at load (selected, with loops, and not
+ *       in the rewrite cache: {@link PollInjector.Deferral}) loads as it is, and {@link #defer}
+ *       keeps its name. The poll transformer is registered with retransform capability, as for
+ *       an attach.
+ *   <li>The daemon platform thread {@code gmp4j-defer} ends the deferral once no class has been
+ *       deferred for {@code quiet} (start-up's class loading is over), or at the latest {@value
+ *       #MAX_SECONDS} s after premain. From then on classes get their polls as they load.
+ *   <li>It waits until every deferred class is defined (a class is defined just after its
+ *       transform returns; one whose definition failed is never found, and is dropped after
+ *       {@value #DEFINE_WAIT_MS} ms), then hands them to the {@link Retransformer}: batches of 32
+ *       with pauses, through the same transformer and injector as at load, so each gets the polls
+ *       it would have got at load. Progress and the summary go to the {@code gmp4j.retransform}
+ *       property; stderr gets the summary only with {@code preempt.report=1} or when the JVM
+ *       refused a class.
+ * </ol>
+ *
+ * Ordering: {@link #defer} and {@link #end} hold this object's monitor, so a class is either
+ * deferred before the end (and its name is in the set {@code end} returns) or gets its polls at
+ * load; none falls between.
+ *
+ * <p>What the deferral gives up, until the class's retransformation: a loop in a deferred class
+ * has no poll, so a G running it is not time-sliced. One that runs past its slice is covered by
+ * the hog hand-off ('Hog hand-off' in the runtime's HogHandoff): sysmon gives its P to another M
+ * and the other Gs run on. Measured on the Spring Boot app with no poll in any application class:
+ * light-request p99 beside 8 CPU-bound requests 26-29 ms, against 27-30 ms with polls and 1,027-
+ * 1,381 ms on the JDK's scheduler. A method already on a stack keeps its old code until it is
+ * next entered, as after an attach. With {@code preempt.handoff=off} nothing covers such a G.
+ *
+ * <p>How this differs from Go: a Go loop is preemptible from its first instruction (asynchronous
+ * preemption by signal). The JVM has no such signal for a virtual thread, so a poll must be in
+ * the code, and this option trades that for start-up time. It is off by default.
+ *
+ * <p>Rejected: rewriting the class in the background while it loads (the JVM needs the bytes
+ * before the transform returns), and rewriting only the classes seen hot (a hot loop is found by
+ * running it, and its frame keeps the old code until it returns: the hog that needs the poll
+ * most would never get it).
+ */
+final class DeferredPolls implements PollInjector.Deferral {
+  /** The latest end of the deferral, in seconds after premain (step 2). */
+  static final long MAX_SECONDS = 60;
+
+  /** How long step 3 waits for a deferred class to be defined. */
+  static final long DEFINE_WAIT_MS = 2000;
+
+  /** The quiet period of step 2, in nanoseconds. Immutable. */
+  private final long quietNanos;
+
+  /** When this was built (premain), by System.nanoTime. Immutable. */
+  private final long startNanos;
+
+  /**
+   * True until {@link #end}. Written under the monitor; volatile so that {@link #defer} reads it
+   * without the monitor once the deferral has ended.
+   */
+  private volatile boolean deferring = true;
+
+  /** The internal names deferred so far. Guarded by the monitor. */
+  private final Set<String> names = new HashSet<>();
+
+  /** When the last class was deferred (System.nanoTime). Written under the monitor; volatile. */
+  private volatile long lastDeferNanos;
+
+  DeferredPolls(long quietNanos) {
+    this.quietNanos = quietNanos;
+    this.startNanos = System.nanoTime();
+    this.lastDeferNanos = startNanos;
+  }
+
+  /** Step 1. Any class-loading thread. */
+  @Override
+  public boolean defer(ClassLoader loader, String internalClassName) {
+    if (!deferring) {
+      return false; // volatile: after the end, no monitor
+    }
+    synchronized (this) {
+      if (!deferring) {
+        return false;
+      }
+      names.add(internalClassName);
+      lastDeferNanos = System.nanoTime();
+      return true;
+    }
+  }
+
+  /** Step 2's end: the names deferred, after which no class is. Only on gmp4j-defer. */
+  synchronized Set<String> end() {
+    deferring = false;
+    return new HashSet<>(names);
+  }
+
+  /** Whether classes are still being deferred. Any thread. */
+  boolean deferring() {
+    return deferring;
+  }
+
+  /**
+   * Starts gmp4j-defer (steps 2 and 3), which retransforms through {@code transformer}. Called
+   * once, by the installer, after it registered {@code transformer}. Never throws: if the thread
+   * cannot start, the deferral ends here and the classes deferred so far stay without polls,
+   * with one line.
+   */
+  void start(Instrumentation inst, PreemptPollTransformer transformer, boolean report) {
+    try {
+      AgentState.publish(AgentState.RETRANSFORM, "deferring");
+      Thread t = new Thread(new Ender(this, inst, transformer, report), "gmp4j-defer");
+      t.setDaemon(true);
+      t.start();
+    } catch (Throwable t) {
+      Set<String> lost = end();
+      Stderr.line(
+          "gmp4j: preempt.defer: cannot start: "
+              + Stderr.describe(t)
+              + "; "
+              + lost.size()
+              + " classes deferred so far keep running without polls");
+      AgentState.publish(AgentState.RETRANSFORM, "done gmp4j: preempt.defer did not run");
+    }
+  }
+
+  /** Steps 2 and 3 on gmp4j-defer; a class, not a lambda (see 'No lambdas' in JdkWeaver). */
+  private static final class Ender implements Runnable {
+    private final DeferredPolls deferral;
+    private final Instrumentation inst;
+    private final PreemptPollTransformer transformer;
+    private final boolean report;
+
+    Ender(
+        DeferredPolls deferral,
+        Instrumentation inst,
+        PreemptPollTransformer transformer,
+        boolean report) {
+      this.deferral = deferral;
+      this.inst = inst;
+      this.transformer = transformer;
+      this.report = report;
+    }
+
+    @Override
+    public void run() {
+      Set<String> todo;
+      try {
+        long max = deferral.startNanos + MAX_SECONDS * 1_000_000_000L;
+        for (; ; ) {
+          long now = System.nanoTime();
+          long quietUntil = deferral.lastDeferNanos + deferral.quietNanos;
+          if (now >= quietUntil || now >= max) {
+            break;
+          }
+          Thread.sleep(Math.max(1, (Math.min(quietUntil, max) - now) / 1_000_000));
+        }
+        todo = deferral.end();
+        awaitDefined(todo);
+      } catch (Throwable t) {
+        todo = deferral.end(); // interrupted or worse: still give the classes their polls
+      }
+      new Retransformer(
+              inst, transformer, todo, "gmp4j: preempt.defer: ", "deferred at start-up", !report)
+          .run();
+    }
+
+    /** Step 3's wait: returns once every name in {@code todo} is a loaded class, or times out. */
+    private void awaitDefined(Set<String> todo) throws InterruptedException {
+      long deadline = System.nanoTime() + DEFINE_WAIT_MS * 1_000_000L;
+      while (!todo.isEmpty()) {
+        Set<String> missing = new HashSet<>(todo);
+        for (Class<?> c : inst.getAllLoadedClasses()) {
+          if (!c.isArray() && !c.isPrimitive()) {
+            missing.remove(c.getName().replace('.', '/'));
+          }
+        }
+        if (missing.isEmpty() || System.nanoTime() >= deadline) {
+          return; // the missing ones failed to define: Retransformer finds nothing for them
+        }
+        Thread.sleep(20);
+      }
+    }
+  }
+}

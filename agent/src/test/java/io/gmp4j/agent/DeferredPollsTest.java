@@ -1,0 +1,80 @@
+package io.gmp4j.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** 'Deferred polls': what DeferredPolls takes before its end, and that none falls between. */
+class DeferredPollsTest {
+  private final ClassLoader app = new ClassLoader(null) {};
+
+  @Test
+  void takesClassesUntilItsEndAndNoneAfter() {
+    DeferredPolls d = new DeferredPolls(1_000_000);
+    assertTrue(d.defer(app, "com/acme/A"));
+    assertTrue(d.defer(app, "com/acme/B"));
+    assertTrue(d.deferring());
+    assertEquals(Set.of("com/acme/A", "com/acme/B"), d.end());
+    assertFalse(d.deferring());
+    assertFalse(d.defer(app, "com/acme/C"));
+    assertEquals(Set.of("com/acme/A", "com/acme/B"), d.end());
+  }
+
+  /**
+   * Classes deferred by many loading threads while the end comes: every class the deferral took
+   * is in the set its end returns, so each either loads without polls and is retransformed, or
+   * gets its polls at load ('Ordering' in DeferredPolls).
+   */
+  @Test
+  @Timeout(60)
+  void aClassIsEitherInTheEndsSetOrDeclined() throws Exception {
+    for (int round = 0; round < 200; round++) {
+      DeferredPolls d = new DeferredPolls(1_000_000);
+      int threads = 4;
+      List<List<String>> taken = new ArrayList<>();
+      CountDownLatch go = new CountDownLatch(1);
+      AtomicInteger next = new AtomicInteger();
+      List<Thread> loaders = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        List<String> mine = new ArrayList<>();
+        taken.add(mine);
+        loaders.add(
+            Thread.ofPlatform()
+                .start(
+                    () -> {
+                      try {
+                        go.await();
+                      } catch (InterruptedException e) {
+                        return;
+                      }
+                      for (int i = 0; i < 500; i++) {
+                        String name = "com/acme/C" + next.getAndIncrement();
+                        if (d.defer(app, name)) {
+                          mine.add(name);
+                        }
+                      }
+                    }));
+      }
+      go.countDown();
+      Thread.onSpinWait();
+      Set<String> ended = d.end();
+      for (Thread t : loaders) {
+        t.join();
+      }
+      int total = 0;
+      for (List<String> mine : taken) {
+        total += mine.size();
+        assertTrue(ended.containsAll(mine), "round " + round + ": a deferred class was lost");
+      }
+      assertEquals(total, ended.size(), "round " + round);
+    }
+  }
+}

@@ -1,0 +1,77 @@
+package io.gmp4j.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import example.apps.AttachWorkload;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code preempt.defer} ('Deferred polls' in the agent's DeferredPolls), on the workload AttachIT
+ * attaches to, started here with the agent and {@code -Xverify:all}:
+ *
+ * <ul>
+ *   <li>the classes with loops that load at start-up, the hog's among them, load without polls,
+ *       and once class loading has been quiet for 300 ms they are retransformed: the summary line
+ *       ({@code preempt.report=1}) names them, and the workload sees {@code gmp4j.retransform}
+ *       become {@code done};
+ *   <li>the hog, loaded and run before that, is then time-sliced by its polls at one P: the 1 ms
+ *       sleeper beside it keeps waking, preemptions are honoured, and no P is handed off ({@code
+ *       preempt.handoff=200ms}: only code without polls would reach it);
+ *   <li>the pipeline of virtual threads that ran across the retransformation lost and duplicated
+ *       nothing.
+ * </ul>
+ */
+@Timeout(180)
+class DeferredPollsIT {
+  private static final Duration STEP = Duration.ofSeconds(90);
+
+  private static final Pattern SUMMARY =
+      Pattern.compile(
+          "gmp4j: preempt\\.defer: (\\d+) class(?:es)? deferred at start-up, in \\d+ ms:"
+              + " (\\d+) given polls");
+
+  @Test
+  void classesLoadedAtStartUpGetTheirPollsOnceLoadingIsQuiet() throws Exception {
+    String agent =
+        "-javaagent:"
+            + ChildJvm.AGENT
+            + "=gomaxprocs=1,preempt.handoff=200ms,preempt.defer=300ms,preempt.report=1";
+    try (LiveChild app =
+        LiveChild.java(List.of("-Xverify:all", agent), Map.of(), AttachWorkload.class, "1500")) {
+      app.awaitOut(l -> l.startsWith("ready"), STEP);
+      String summary = app.awaitErr(l -> SUMMARY.matcher(l).find(), STEP);
+      Matcher m = SUMMARY.matcher(summary);
+      assertTrue(m.find(), summary);
+      // AttachWorkload and its Hog at least; every one deferred had loops, so nearly all get polls
+      int deferred = Integer.parseInt(m.group(1));
+      int polled = Integer.parseInt(m.group(2));
+      assertTrue(deferred >= 2 && polled >= 2, summary + "\n" + app);
+
+      String hog = app.awaitOut(l -> l.startsWith("hog_done"), STEP);
+      System.out.println("DeferredPollsIT: " + summary + "\n  " + hog);
+      assertTrue(app.out().contains("carrier=gmp-m"), app.toString());
+      // As in AttachIT: without polls the sleeper never wakes while the hog runs (1.5 s) at one P.
+      assertTrue(AttachIT.field(hog, "ticks") >= 10, hog + "\n" + app);
+      assertTrue(AttachIT.field(hog, "honored") >= 10, hog + "\n" + app);
+      assertEquals(0, AttachIT.field(hog, "handoffs"), hog + "\n" + app);
+
+      app.send("finish");
+      assertEquals(0, app.waitFor(STEP), app.toString());
+      long produced = Long.parseLong(AttachIT.value(app.out(), "produced"));
+      assertTrue(produced > 100, app.toString());
+      assertEquals(produced, Long.parseLong(AttachIT.value(app.out(), "consumed")), app.toString());
+      assertEquals(produced, Long.parseLong(AttachIT.value(app.out(), "distinct")), app.toString());
+      assertEquals(0, Long.parseLong(AttachIT.value(app.out(), "duplicates")), app.toString());
+      assertTrue(
+          app.err().lines().noneMatch(l -> l.contains("uninstrumented") || l.contains("Error")),
+          app.toString());
+    }
+  }
+}
