@@ -373,7 +373,14 @@ final class AgentInstaller {
   private static PreemptPollTransformer installPolls(
       Instrumentation inst, AgentOptions options, Class<?> hooks, boolean premain)
       throws Exception {
-    long defer = premain ? deferNanos(options.get("preempt.defer")) : 0; // an attach: no start-up
+    long defer = deferNanos(options.get("preempt.defer"));
+    if (defer > 0 && !premain) {
+      Stderr.line(
+          "gmp4j: preempt.defer: ignored by an attach, which has no start-up to shorten (the"
+              + " classes loaded before it are retransformed in the background:"
+              + " preempt.retransform)");
+      defer = 0;
+    }
     DeferredPolls deferral = defer > 0 ? new DeferredPolls(defer) : null;
     PreemptPollTransformer.Injector injector =
         PollInjectors.create(

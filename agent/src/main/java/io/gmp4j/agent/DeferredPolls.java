@@ -23,9 +23,15 @@ import java.util.Set;
  *       in the rewrite cache: {@link PollInjector.Deferral}) loads as it is, and {@link #defer}
  *       keeps its name. The poll transformer is registered with retransform capability, as for
  *       an attach.
- *   <li>The daemon platform thread {@code gmp4j-defer} ends the deferral once no class has been
- *       deferred for {@code quiet} (start-up's class loading is over), or at the latest {@value
- *       #MAX_SECONDS} s after premain. From then on classes get their polls as they load.
+ *   <li>The daemon platform thread {@code gmp4j-defer} ends the deferral once, over one period
+ *       of {@code quiet}, no class was deferred (start-up's class loading is over) and the process
+ *       used at most a quarter of one CPU ({@value #IDLE_SHARE}: the application is not serving
+ *       yet, or between bursts), or at the latest {@value #MAX_SECONDS} s after premain. From then
+ *       on classes get their polls as they load. Why wait for a quiet process: a retransformation
+ *       deoptimizes the compiled code that depends on the class, so a class that the traffic has
+ *       made hot is compiled twice. On the Spring Boot app with traffic from its first second,
+ *       retransforming its 858 deferred classes took 7.2 s, and served 660 requests/s in the first
+ *       5,000 against the JDK's 2,500 (BENCHMARKS.md, 'Deferred polls').
  *   <li>It waits until every deferred class is defined (a class is defined just after its
  *       transform returns; one whose definition failed is never found, and is dropped after
  *       {@value #DEFINE_WAIT_MS} ms), then hands them to the {@link Retransformer}: batches of 32
@@ -59,6 +65,9 @@ import java.util.Set;
 final class DeferredPolls implements PollInjector.Deferral {
   /** The latest end of the deferral, in seconds after premain (step 2). */
   static final long MAX_SECONDS = 60;
+
+  /** Step 2's quiet process: it used at most 1/IDLE_SHARE of one CPU over the quiet period. */
+  static final long IDLE_SHARE = 4;
 
   /** How long step 3 waits for a deferred class to be defined. */
   static final long DEFINE_WAIT_MS = 2000;
@@ -161,13 +170,21 @@ final class DeferredPolls implements PollInjector.Deferral {
       Set<String> todo;
       try {
         long max = deferral.startNanos + MAX_SECONDS * 1_000_000_000L;
+        long period = Math.max(10_000_000L, deferral.quietNanos);
+        long t0 = System.nanoTime();
+        long cpu0 = processCpuNanos();
         for (; ; ) {
+          Thread.sleep(period / 1_000_000);
           long now = System.nanoTime();
-          long quietUntil = deferral.lastDeferNanos + deferral.quietNanos;
-          if (now >= quietUntil || now >= max) {
+          long cpu = processCpuNanos();
+          boolean loadingQuiet = now - deferral.lastDeferNanos >= deferral.quietNanos;
+          // the process used at most 1/IDLE_SHARE of one CPU since the last look
+          boolean cpuQuiet = cpu < 0 || cpu0 < 0 || (cpu - cpu0) * IDLE_SHARE <= now - t0;
+          if ((loadingQuiet && cpuQuiet) || now >= max) {
             break;
           }
-          Thread.sleep(Math.max(1, (Math.min(quietUntil, max) - now) / 1_000_000));
+          t0 = now;
+          cpu0 = cpu;
         }
         todo = deferral.end();
         awaitDefined(todo);
@@ -177,6 +194,17 @@ final class DeferredPolls implements PollInjector.Deferral {
       new Retransformer(
               inst, transformer, todo, "gmp4j: preempt.defer: ", "deferred at start-up", !report)
           .run();
+    }
+
+    /** The CPU time this process has used, in nanoseconds, or -1 where the OS does not say. */
+    private static long processCpuNanos() {
+      try {
+        java.util.Optional<java.time.Duration> d =
+            ProcessHandle.current().info().totalCpuDuration();
+        return d.isPresent() ? d.get().toNanos() : -1;
+      } catch (RuntimeException e) {
+        return -1;
+      }
     }
 
     /** Step 3's wait: returns once every name in {@code todo} is a loaded class, or times out. */
