@@ -7,7 +7,9 @@ import java.util.Arrays;
  * beside {@code args[0]} CPU-bound virtual threads whose loops the agent polls. Prints the
  * overshoot of each sleep past its 1 ms (p50, p90, p99, max in ms), {@code sleeps=}, and with
  * {@code args[2]} = {@code trace} the scheduler's detail after the sleeps. A watchdog prints the
- * scheduler's state and exits 3 after {@code args[3]} ms (default 60000).
+ * scheduler's state and exits 3 after {@code args[3]} ms (default 60000). The sleeps begin
+ * {@code args[4]} ms after the start (default 50): long enough for the hogs to take the Ps, or,
+ * with 2000, for the JVM's and the agent's own start-up work to be over.
  *
  * <p>Go's version of this (a goroutine doing {@code time.Sleep(time.Millisecond)} beside four
  * {@code for {}} goroutines at GOMAXPROCS=2, Go 1.19 on this kind of machine) overshoots p50
@@ -23,6 +25,7 @@ public final class SleepBesideHogs {
     int n = Integer.parseInt(args[1]);
     boolean trace = args.length > 2 && args[2].equals("trace");
     AppSupport.watchdog(args.length > 3 ? Long.parseLong(args[3]) : 60_000, "SleepBesideHogs");
+    long settleMs = args.length > 4 ? Long.parseLong(args[4]) : 50;
     Thread[] hog = new Thread[hogs];
     for (int i = 0; i < hogs; i++) {
       hog[i] =
@@ -44,7 +47,7 @@ public final class SleepBesideHogs {
             .start(
                 () -> {
                   try {
-                    Thread.sleep(50); // let the hogs take the Ps first
+                    Thread.sleep(settleMs); // let the hogs take the Ps first
                     for (int i = 0; i < over.length; i++) {
                       long t0 = System.nanoTime();
                       Thread.sleep(1);
