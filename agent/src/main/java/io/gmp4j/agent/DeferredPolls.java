@@ -30,15 +30,15 @@ import java.util.Set;
  *       on classes get their polls as they load. Why wait for a quiet process: a retransformation
  *       deoptimizes the compiled code that depends on the class, so a class that the traffic has
  *       made hot is compiled twice. On the Spring Boot app with traffic from its first second,
- *       retransforming its 858 deferred classes took 7.2 s, and served 660 requests/s in the first
- *       5,000 against the JDK's 2,500 (BENCHMARKS.md, 'Deferred polls').
+ *       a deferral that waited for class loading alone ended while the traffic ran, and
+ *       retransforming its 858 classes took 7.2 s, in which the app served 660 requests/s in its
+ *       first 5,000 against 1,430 without the agent (BENCHMARKS.md, 'Deferred polls').
  *   <li>It waits until every deferred class is defined (a class is defined just after its
  *       transform returns; one whose definition failed is never found, and is dropped after
  *       {@value #DEFINE_WAIT_MS} ms), then hands them to the {@link Retransformer}: batches of 32
  *       with pauses, through the same transformer and injector as at load, so each gets the polls
  *       it would have got at load. Progress and the summary go to the {@code gmp4j.retransform}
- *       property; stderr gets the summary only with {@code preempt.report=1} or when the JVM
- *       refused a class.
+ *       property, and to stderr only with {@code preempt.report=1}.
  * </ol>
  *
  * Ordering: {@link #defer} and {@link #end} hold this object's monitor, so a class is either

@@ -19,8 +19,8 @@ import java.security.ProtectionDomain;
  *       this transformer was built for an attach or for {@code preempt.defer} ({@code
  *       retransforms}): then it is registered with retransform capability, and {@link
  *       Retransformer} hands it the classes loaded before the attach, or those whose polls were
- *       deferred ({@link DeferredPolls}). The JVM passes their original class file, so polls are injected once, however
- *       often a class is retransformed. A method already on a stack keeps its old code until it
+ *       deferred ({@link DeferredPolls}). The JVM passes their original class file, so polls are
+ *       injected once, however often a class is retransformed. A method already on a stack keeps its old code until it
  *       is next entered.
  *   <li>Skip classes without a name and lambda proxies: the JVM does not hand hidden classes to
  *       transformers, but a name check costs nothing.

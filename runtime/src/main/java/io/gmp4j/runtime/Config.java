@@ -48,8 +48,8 @@ public final class Config {
     KEYS.put(
         "preempt.defer",
         "a quiet period such as 1s or 500ms: classes loaded at start-up get their polls in the"
-            + " background once class loading has been quiet that long; 0 or off: as they load"
-            + " (the default)");
+            + " background once class loading and the process have been quiet that long (at the"
+            + " latest 60s after start); 0 or off: as they load (the default)");
     KEYS.put(
         "preempt.retransform",
         "0 or 1: 0 leaves the classes loaded before an attach" + " without polls (default 1)");

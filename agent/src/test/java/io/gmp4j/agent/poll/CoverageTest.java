@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gmp4j.agent.poll.Disassembly.Method;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.Label;
@@ -92,12 +94,10 @@ class CoverageTest {
   }
 
   /**
-   * 'Deferred polls': only a class that would be rewritten now is offered to the deferral (not
-   * one without loops, not an excluded one), a deferred class loads as it was and is not counted
-   * until it is rewritten, and one the deferral declines is rewritten as without it.
+   * Three classes: {@code com.acme.Loops} with a loop, {@code com.acme.Flat} without, and {@code
+   * com.acme.gen.Gen} with a loop, for an injector that excludes {@code com.acme.gen.*}.
    */
-  @Test
-  void onlyAClassThatWouldBeRewrittenIsOfferedToTheDeferral() {
+  private static Map<String, byte[]> loopsFlatAndGenerated() {
     Map<String, byte[]> classes =
         TestClasses.compile(
             Map.of(
@@ -109,9 +109,20 @@ class CoverageTest {
                 "com.acme.gen.Gen",
                     "package com.acme.gen; public class Gen {"
                         + " public static int f(int n) { int s = 0; while (s < n) s += 3; return s; } }"));
+    return classes;
+  }
+
+  /**
+   * 'Deferred polls': only a class that would be rewritten now is offered to the deferral (not
+   * one without loops, not an excluded one), a deferred class loads as it was and is not counted
+   * until it is rewritten, and one the deferral declines is rewritten as without it.
+   */
+  @Test
+  void onlyAClassThatWouldBeRewrittenIsOfferedToTheDeferral() {
+    Map<String, byte[]> classes = loopsFlatAndGenerated();
     Coverage coverage = new Coverage();
     PollInjector injector = new PollInjector(null, "com.acme.gen.*", false, coverage);
-    java.util.List<String> offered = new java.util.ArrayList<>();
+    List<String> offered = new ArrayList<>();
     boolean[] take = {true};
     PollInjector.Deferral deferral =
         (loader, name) -> {
@@ -119,7 +130,7 @@ class CoverageTest {
           return take[0];
         };
     classes.forEach((name, bytes) -> assertNull(injector.transform(null, name, bytes, deferral)));
-    assertEquals(java.util.List.of("com/acme/Loops"), offered);
+    assertEquals(List.of("com/acme/Loops"), offered);
     assertEquals(0, coverage.instrumented());
     assertEquals(1, coverage.skipped(Coverage.Reason.NO_LOOPS));
     assertEquals(1, coverage.skipped(Coverage.Reason.EXCLUDED));
@@ -130,22 +141,12 @@ class CoverageTest {
         injector.transform(null, "com/acme/Loops", classes.get("com/acme/Loops"), deferral));
     assertNotNull(injector.transform(null, "com/acme/Loops", classes.get("com/acme/Loops"), null));
     assertEquals(2, coverage.instrumented());
-    assertEquals(java.util.List.of("com/acme/Loops", "com/acme/Loops"), offered);
+    assertEquals(List.of("com/acme/Loops", "com/acme/Loops"), offered);
   }
 
   @Test
   void everyClassIsCountedOnceWithItsReasonPerLoaderAndPackage() {
-    Map<String, byte[]> classes =
-        TestClasses.compile(
-            Map.of(
-                "com.acme.Loops",
-                    "package com.acme; public class Loops {"
-                        + " public static int f(int n) { int s = 0; while (s < n) s += 3; return s; } }",
-                "com.acme.Flat",
-                    "package com.acme; public class Flat { public int g() { return 1; } }",
-                "com.acme.gen.Gen",
-                    "package com.acme.gen; public class Gen {"
-                        + " public static int f(int n) { int s = 0; while (s < n) s += 3; return s; } }"));
+    Map<String, byte[]> classes = loopsFlatAndGenerated();
     Coverage coverage = new Coverage();
     PollInjector injector = new PollInjector(null, "com.acme.gen.*", false, coverage);
     ClassLoader a = new TestClasses.Loader(Map.of());
