@@ -373,7 +373,7 @@ final class AgentInstaller {
   private static PreemptPollTransformer installPolls(
       Instrumentation inst, AgentOptions options, Class<?> hooks, boolean premain)
       throws Exception {
-    long defer = deferNanos(options.get("preempt.defer"));
+    long defer = options.nanos("preempt.defer");
     if (defer > 0 && !premain) {
       Stderr.line(
           "gmp4j: preempt.defer: ignored by an attach, which has no start-up to shorten (the"
@@ -431,11 +431,6 @@ final class AgentInstaller {
       return null;
     }
     return t;
-  }
-
-  /** {@code preempt.defer}'s quiet period in nanoseconds (Config gives "off" or "<n>ns"); 0: off. */
-  private static long deferNanos(String v) {
-    return v == null || v.equals("off") ? 0 : Long.parseLong(v.substring(0, v.length() - 2));
   }
 
   /*

@@ -339,6 +339,15 @@ final class AgentOptions {
     return sources.get(key);
   }
 
+  /**
+   * The nanoseconds of the duration option {@code key} (Config's normal form {@code 123ns}), or 0
+   * when it is unset or {@code off}.
+   */
+  long nanos(String key) {
+    String v = effective.get(key);
+    return v == null || v.equals("off") ? 0 : Long.parseLong(v.substring(0, v.length() - 2));
+  }
+
   /** True when the 0|1 option {@code key} is effectively 1. */
   boolean flag(String key) {
     return "1".equals(effective.get(key));

@@ -130,10 +130,11 @@ final class Machine extends Thread {
   private volatile LockedHandoff lockedNext;
 
   /**
-   * A forward that the locked G's own last unlock took: settled by this M after the G's run, on
-   * this thread, because the G must not take sched.lock, which may park it ('Forwarding' in
-   * {@link LockOSThread}). Written by that G on this M (unwiredByG, relockWithEntry); read and
-   * cleared by this M in execute. Confined to this thread (the G runs on it).
+   * A forward that an unwire took (the locked G's own last unlock, or its end): settled by this M
+   * at the end of execute, on this thread, because the G must not take sched.lock, which may
+   * park it ('Forwarding' in {@link LockOSThread}). Written by that G on this M (unwiredByG,
+   * relockWithEntry) and by execute when the G ended; read and cleared by this M in execute.
+   * Confined to this thread (the G runs on it).
    */
   private LockedHandoff unwiredForward;
 
@@ -416,8 +417,8 @@ final class Machine extends Thread {
 
   /**
    * Unwires lockedg (its last unlock, or its end) and returns a forward that came for it and was
-   * not taken: the caller settles it with {@link #settleForward} ('Forwarding' in {@link
-   * LockOSThread}). Called only by this M or its G, which is lockedg.
+   * not taken: the caller leaves it in {@link #unwiredForward}, which execute settles after the
+   * run ('Forwarding' in {@link LockOSThread}). Called only by this M or its G, which is lockedg.
    */
   LockedHandoff unwireLocked(Goroutine gp) {
     assert onThisM() : "unwireLocked: not on M" + id + " or its G";
@@ -584,10 +585,8 @@ final class Machine extends Thread {
       if (lockedg == gp) {
         // The goroutine may have locked this thread because it put it in an unusual state.
         // Kill it rather than returning it to the thread pool (Go's goexit0).
-        LockedHandoff h = unwireLocked(gp);
-        if (h != null) {
-          settleForward(h);
-        }
+        assert unwiredForward == null : "execute: M" + id + " holds a forward and a locked G";
+        unwiredForward = unwireLocked(gp); // settled below, with the unlocks' forwards
         exiting = true;
       }
     } else if (js == VirtualThreads.RUNNING
