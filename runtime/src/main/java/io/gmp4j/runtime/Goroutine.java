@@ -93,6 +93,9 @@ final class Goroutine implements Executor {
   private static final VarHandle STATE;
   private static final VarHandle PREEMPT;
   private static final VarHandle TRACE_RUNNABLE_SINCE;
+  private static final VarHandle M;
+  private static final VarHandle WAIT_REASON;
+  private static final VarHandle WAIT_SINCE;
 
   static {
     try {
@@ -100,6 +103,10 @@ final class Goroutine implements Executor {
       PREEMPT = MethodHandles.lookup().findVarHandle(Goroutine.class, "preempt", boolean.class);
       TRACE_RUNNABLE_SINCE =
           MethodHandles.lookup().findVarHandle(Goroutine.class, "traceRunnableSince", long.class);
+      M = MethodHandles.lookup().findVarHandle(Goroutine.class, "m", Machine.class);
+      WAIT_REASON =
+          MethodHandles.lookup().findVarHandle(Goroutine.class, "waitReason", String.class);
+      WAIT_SINCE = MethodHandles.lookup().findVarHandle(Goroutine.class, "waitSince", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -127,9 +134,10 @@ final class Goroutine implements Executor {
   Goroutine schedlink;
 
   /**
-   * The M that last started running this G. Written by that M before each run; read by
-   * observers (racy). Code on the G itself uses {@link #runningM()} instead: after a spurious
-   * submit this names an M that only tried to run the G.
+   * The M that last started running this G. Written by that M before each run (setM: a release
+   * store, with no fence: the M's next volatile write, its phold word, publishes it to sysmon);
+   * read by observers (racy, volatile). Code on the G itself uses {@link #runningM()} instead:
+   * after a spurious submit this names an M that only tried to run the G.
    */
   volatile Machine m;
 
@@ -173,15 +181,17 @@ final class Goroutine implements Executor {
 
   /**
    * When the G last started waiting (Go's waitsince), at Sched.coarseNow's resolution; written
-   * with waitReason. Racy.
+   * with waitReason, by {@link #parked}. Racy.
    */
   volatile long waitSince;
 
   /**
-   * Why the G waits; Go's waitReason string. Written by its M after a run that ended in a park;
-   * meaningful only while the status is waiting (readers check), so nothing clears it.
+   * Why the G waits; Go's waitReason string, null before its first park. Written by its M after
+   * a run that ended in a park, by {@link #parked}; read through {@link #waitReason()}, and
+   * meaningful only while the status is waiting (readers check), so nothing clears it. No
+   * initial value: a volatile write in the constructor is a full fence on every spawn.
    */
-  volatile String waitReason = "";
+  private volatile String waitReason;
 
   /**
    * Latency sampling, Go's gTrackingPeriod: every 8th transition to runnable records its time
@@ -211,6 +221,30 @@ final class Goroutine implements Executor {
     this.runContinuation = runContinuation;
     this.system = thread != null && VirtualThreads.isSystem(thread);
     this.trackingSeq = (int) (goid * 0x9E3779B9L) & 7; // Go starts tracking new Gs at random
+  }
+
+  /**
+   * Sets {@link #m}: a release store. Nothing needs it ordered before a later load, and a
+   * volatile store would cost a full fence on every run. Called only by an M, in execute.
+   */
+  void setM(Machine mp) {
+    M.setRelease(this, mp);
+  }
+
+  /**
+   * Records why and since when the G waits, after its status went to waiting: release stores,
+   * for observers only (as {@link #setM}). Called only by its M, after a run that ended in a
+   * park.
+   */
+  void parked(String reason, long since) {
+    WAIT_REASON.setRelease(this, reason);
+    WAIT_SINCE.setRelease(this, since);
+  }
+
+  /** Why the G waits, or "" before its first park; see {@link #waitReason}. Any thread. */
+  String waitReason() {
+    String r = waitReason; // volatile read
+    return r == null ? "" : r;
   }
 
   /** Go's readgstatus. Any thread. */

@@ -70,12 +70,14 @@ import java.util.concurrent.locks.LockSupport;
 final class Machine extends Thread {
   private static final VarHandle PHOLD;
   private static final VarHandle P;
+  private static final VarHandle CURG;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
       PHOLD = l.findVarHandle(Machine.class, "phold", int.class);
       P = l.findVarHandle(Machine.class, "p", Processor.class);
+      CURG = l.findVarHandle(Machine.class, "curg", Goroutine.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -150,7 +152,13 @@ final class Machine extends Thread {
    */
   volatile boolean spinning;
 
-  /** The G being run (Go's m.curg). Written only by this M; read by its G and observers. */
+  /**
+   * The G being run (Go's m.curg). Written only by this M: a release store as a run begins
+   * (openPHold's release store after it publishes it to sysmon) and a volatile one after it, which
+   * must be: it is the M's half of a Dekker pair with sysmon's request ("clear curg, then look at
+   * gp.preempt" against "set gp.preempt, then look at curg": step 6 of 'Preemption' in Preempt,
+   * and preemptOne's own cancel). Read by its G and observers.
+   */
   volatile Goroutine curg;
 
   /**
@@ -509,12 +517,12 @@ final class Machine extends Thread {
       now = System.nanoTime();
       sched.timeToRun.record(now - stamp);
     }
-    gp.m = this;
-    curg = gp;
+    gp.setM(this);
+    CURG.setRelease(this, gp); // no fence: openPHold's release publishes it to sysmon
     Processor pp = p;
     if (!inheritTime) {
       pp.incSchedtick();
-      pp.preempt = false; // a new time slice (Go clears pp.preempt in schedule)
+      pp.clearPreempt(); // a new time slice (Go clears pp.preempt in schedule)
     } else {
       runnextHits++;
     }
@@ -595,18 +603,22 @@ final class Machine extends Thread {
       // A spurious submit: JDK 25's stack walker resubmits a thread that may have run while it
       // was suspended, and here it had, so our runContinuation returned at once. The G runs on
       // another M, which stays its M.
-      gp.m = other;
+      gp.setM(other);
       if (traceRunBegin != 0) {
         // It did run here (it was not mounted when we began): it parked or yielded, and the
         // other M took it at once.
         Trace.runEnd(this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield, "", traceStop);
       }
     } else if (gp.casRunningToWaiting(ran)) {
-      gp.waitReason = WaitReasons.of(gp, js);
-      gp.waitSince = sched.coarseNow;
+      gp.parked(WaitReasons.of(gp, js), sched.coarseNow);
       if (traceRunBegin != 0) {
         Trace.runEnd(
-            this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield, gp.waitReason, traceStop);
+            this,
+            gp,
+            ran,
+            traceYield < 0 ? Trace.END_BLOCK : traceYield,
+            gp.waitReason(),
+            traceStop);
       }
     } else if (traceRunBegin != 0) {
       // Readied meanwhile: it yielded, or it parked and was woken before we looked.

@@ -111,6 +111,7 @@ final class Processor {
   private static final VarHandle RUNNEXT;
   private static final VarHandle SCHEDTICK;
   private static final VarHandle STATUS;
+  private static final VarHandle PREEMPT;
 
   static {
     try {
@@ -120,6 +121,7 @@ final class Processor {
       RUNNEXT = l.findVarHandle(Processor.class, "runnext", Goroutine.class);
       SCHEDTICK = l.findVarHandle(Processor.class, "schedtick", int.class);
       STATUS = l.findVarHandle(Processor.class, "status", int.class);
+      PREEMPT = l.findVarHandle(Processor.class, "preempt", boolean.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -191,7 +193,9 @@ final class Processor {
    * sysmon; cleared by the owner when a new slice starts or when a G honours the request (and by
    * sysmon when it retakes the P from a G that ignored it). While
    * set, the owner does not run a G from runnext on the spent slice: it ends the chain (see
-   * 'Preemption' in {@link Preempt}).
+   * 'Preemption' in {@link Preempt}). Volatile, but the owner's clear at a new slice is a release
+   * store ({@link #clearPreempt}): a request that races the new slice is as stale either way,
+   * and sysmon asks again.
    */
   volatile boolean preempt;
 
@@ -235,6 +239,14 @@ final class Processor {
 
   int schedtick() {
     return (int) SCHEDTICK.getOpaque(this); // racy reader: sysmon, schedtrace
+  }
+
+  /**
+   * Clears {@link #preempt} as a new slice starts: a release store, after the schedtick
+   * increment. Called only by the owner.
+   */
+  void clearPreempt() {
+    PREEMPT.setRelease(this, false);
   }
 
   /**

@@ -871,7 +871,7 @@ public final class Sched {
               return new io.gmp4j.GoroutineInfo(
                   g.goid,
                   Goroutine.statusName(st),
-                  st == Goroutine.WAITING ? g.waitReason : "",
+                  st == Goroutine.WAITING ? g.waitReason() : "",
                   st == Goroutine.WAITING ? Math.max(0, now - g.waitSince) : 0,
                   g.thread);
             })

@@ -123,7 +123,7 @@ final class SchedTrace {
                   .append(": status=")
                   .append(st)
                   .append('(')
-                  .append(st == Goroutine.WAITING ? gp.waitReason : "")
+                  .append(st == Goroutine.WAITING ? gp.waitReason() : "")
                   .append(") m=")
                   .append(st == Goroutine.RUNNING && mp != null ? String.valueOf(mp.id) : "nil")
                   .append(" lockedm=")
