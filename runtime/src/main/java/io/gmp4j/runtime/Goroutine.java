@@ -334,7 +334,9 @@ final class Goroutine implements Executor {
    * (casRunnableToRunning's result) was read. Called only by the M that ran it.
    */
   boolean casRunningToWaiting(long ran) {
-    return casState(ran, withStatus(ran, WAITING), "park"); // fails if readied meanwhile
+    // Fails if readied meanwhile (always after a yield): a failed CAS fences as a successful one
+    // does, so look first (volatile read).
+    return state == ran && casState(ran, withStatus(ran, WAITING), "park");
   }
 
   /**

@@ -330,6 +330,9 @@ final class HogHandoff {
       return false;
     }
     Goroutine gp = mp.curg; // written only between runs, so this run's G
+    if (gp == null) {
+      return false; // the run is over, and its M is closing the hold (Machine.curg)
+    }
     Object slice = Trace.runPeek(mp); // this run's too: see 'Tracing' in Trace
     if (!mp.tryRetakeP(run, pp)) {
       return false; // inside a P operation (try next cycle), or the run is over

@@ -153,11 +153,12 @@ final class Machine extends Thread {
   volatile boolean spinning;
 
   /**
-   * The G being run (Go's m.curg). Written only by this M: a release store as a run begins
-   * (openPHold's release store after it publishes it to sysmon) and a volatile one after it, which
-   * must be: it is the M's half of a Dekker pair with sysmon's request ("clear curg, then look at
-   * gp.preempt" against "set gp.preempt, then look at curg": step 6 of 'Preemption' in Preempt,
-   * and preemptOne's own cancel). Read by its G and observers.
+   * The G being run (Go's m.curg). Written only by this M, by release stores: the G as a run
+   * begins (openPHold's release store after it publishes it to sysmon), null as it ends, just
+   * before closePHold's CAS. That CAS is the full fence the M's half of a Dekker pair with
+   * sysmon's request needs ("clear curg, then look at gp.preempt" against "set gp.preempt, then
+   * look at curg": step 6 of 'Preemption' in Preempt, and preemptOne's own cancel). Null while
+   * the hold is still open means the run is over. Read by its G and observers (volatile).
    */
   volatile Goroutine curg;
 
@@ -548,8 +549,11 @@ final class Machine extends Thread {
       System.err.println("gmp4j: M" + id + ": runContinuation of G" + gp.goid + " threw " + t);
       t.printStackTrace();
     }
+    // Before the close, with no fence of its own: closePHold's CAS is the full fence that orders
+    // it before Preempt.cancel's load below (see curg), and sysmon takes a null curg for a run
+    // that is over (HogHandoff.retake).
+    CURG.setRelease(this, null);
     int closed = closePHold();
-    curg = null;
     if (closed == PHold.G && lockedg == null && !spinning) {
       spinEarly(); // 'Waiting for JDK threads'
     }
