@@ -331,7 +331,9 @@ public final class Config {
    * with polls honours a request within microseconds, so 20ms of silence means it runs code
    * without polls (or is pinned), and the other Gs of its P wait at most about three slices.
    * Off by default with {@code asyncpreemptoff=1}: the user asked for Go's behaviour without
-   * preemption, where a G that never yields keeps its P; an explicit value still wins.
+   * preemption, where a G that never yields keeps its P; an explicit value still wins. Off, a G
+   * whose carrier is blocked still loses its P ('Blocked carriers, with the hand-off off' in
+   * HogHandoff).
    */
   static long handoffNanos() {
     String v = get("preempt.handoff");

@@ -18,6 +18,20 @@ package io.gmp4j.runtime;
  * {@code asyncpreemptoff=1} the hand-off is off unless {@code preempt.handoff} is set: that
  * option asks for Go's behaviour without preemption, where such a G keeps its P.
  *
+ * <h3>Blocked carriers, with the hand-off off</h3>
+ *
+ * A G whose carrier is blocked (parked while pinned, or waiting for a monitor or in a native
+ * call that it cannot unmount from) is not computing: to Go it is an M in a syscall, and Go's
+ * sysmon retakes such a P with or without preemption. Without the hand-off, such a P stayed
+ * with its blocked G for good, and a cold Spring Boot app under {@code asyncpreemptoff=1}
+ * deadlocked in about one start in four under a burst of first requests: a G pinned by class
+ * loading (the JVM's upcall) came back from a jar read, found its P handed off, and waited for
+ * an idle P while holding the class loader's lock, and the G of every P waited, pinned too, for
+ * that lock. So with the hand-off off ({@code preempt.handoff=off}, or {@code
+ * asyncpreemptoff=1}), sysmon still runs the protocol below, in {@link #blockedOnly} mode, with
+ * {@link #BLOCKED_HANDOFF_NS}: it takes the P only from a G whose carrier is blocked, never from
+ * one that computes.
+ *
  * <p>Rejected:
  *
  * <ul>
@@ -235,18 +249,32 @@ final class HogHandoff {
   /** Whether to ask the OS what the carrier ran ('Carrier time'); off for hand-driven tests. */
   private final boolean carrierCpu;
 
+  /**
+   * Hands off only Ps whose G's carrier is blocked: 'Blocked carriers, with the hand-off off'.
+   * Final.
+   */
+  final boolean blockedOnly;
+
+  /** The count of {@link #blockedOnly} mode: the default {@code preempt.handoff}. */
+  static final long BLOCKED_HANDOFF_NS = 20_000_000L;
+
   /** The hand-off time this instance was built with. Any thread. */
   long handoffNs() {
     return handoffNs;
   }
 
   HogHandoff(Sched sched, long handoffNs, boolean carrierCpu) {
+    this(sched, handoffNs, carrierCpu, false);
+  }
+
+  HogHandoff(Sched sched, long handoffNs, boolean carrierCpu, boolean blockedOnly) {
     if (handoffNs <= 0) {
       throw new IllegalArgumentException("HogHandoff: handoff " + handoffNs + "ns");
     }
     this.sched = sched;
     this.handoffNs = handoffNs;
     this.carrierCpu = carrierCpu;
+    this.blockedOnly = blockedOnly;
     this.lastReport = System.nanoTime() - REPORT_PERIOD_NS;
   }
 
@@ -329,6 +357,9 @@ final class HogHandoff {
     if (ignored < handoffNs || notIgnoring(mp, seenCpu[i], now - seenCpuMoved[i])) {
       return false;
     }
+    if (blockedOnly && !blocked(mp, seenCpu[i], now - seenCpuMoved[i])) {
+      return false; // it computes: with the hand-off off it keeps its P, as in Go
+    }
     Goroutine gp = mp.curg; // written only between runs, so this run's G
     if (gp == null) {
       return false; // the run is over, and its M is closing the hold (Machine.curg)
@@ -353,7 +384,7 @@ final class HogHandoff {
     Object handoff = Trace.on(Trace.PROC_HANDOFF) ? Trace.procHandoffBegin() : null;
     Machine to = sched.handoffP(pp);
     if (handoff != null) {
-      String reason = parkedPinned(gp) ? "pinned" : "ignoredPreemption";
+      String reason = blockedOnly || parkedPinned(gp) ? "pinned" : "ignoredPreemption";
       Trace.procHandoff(handoff, pp, mp.id, to, reason, gp);
     }
     report(gp, ignored, now);
@@ -386,6 +417,21 @@ final class HogHandoff {
     }
     // Blocked: see 'Blocked carriers'.
     return !parkedPinned(gp) && sinceCpuMoved < handoffNs / 2;
+  }
+
+  /**
+   * Whether the carrier of M {@code mp} is blocked, for {@link #blockedOnly} mode: its G parked
+   * while pinned, or the OS has the carrier asleep and its CPU time, read from {@code
+   * cpuAtStart} on, has not moved for half a hand-off. A carrier the OS cannot tell about counts
+   * as running. Called only by sysmon.
+   */
+  private boolean blocked(Machine mp, long cpuAtStart, long sinceCpuMoved) {
+    if (parkedPinned(mp.curg)) {
+      return true;
+    }
+    return cpuAtStart != CarrierCpu.UNKNOWN
+        && sinceCpuMoved >= handoffNs / 2
+        && !CarrierCpu.runnable(mp.tid);
   }
 
   /**
@@ -423,7 +469,8 @@ final class HogHandoff {
               + suppressed
               + " more goroutine"
               + (suppressed == 1 ? "" : "s")
-              + " ignored preemption in the last "
+              + (blockedOnly ? " blocked their threads while pinned" : " ignored preemption")
+              + " in the last "
               + millis(now - lastReport)
               + "; "
               + (suppressed == 1 ? "its P was" : "their Ps were")
@@ -438,7 +485,7 @@ final class HogHandoff {
       suppressed++;
       return;
     }
-    boolean pinned = parkedPinned(gp);
+    boolean pinned = blockedOnly || parkedPinned(gp);
     StringBuilder sb =
         new StringBuilder(200)
             .append("gmp4j: goroutine ")

@@ -75,7 +75,11 @@ final class Sysmon extends Thread {
    */
   private volatile long forcePreemptNs;
 
-  /** The hog hand-off ({@code preempt.handoff}), or null when it is off. Confined to sysmon. */
+  /**
+   * The hog hand-off ({@code preempt.handoff}); when that is off, the hand-off of blocked
+   * carriers only ('Blocked carriers, with the hand-off off' in HogHandoff). Never null.
+   * Confined to sysmon.
+   */
   private HogHandoff hog;
 
   /**
@@ -110,11 +114,21 @@ final class Sysmon extends Thread {
     setDaemon(true);
     this.sched = sched;
     this.forcePreemptNs = forcePreemptNs;
-    this.hog = handoffNs > 0 ? new HogHandoff(sched, handoffNs, true) : null;
+    this.hog = hogHandoff(sched, handoffNs);
     this.handoffNs = Math.max(0, handoffNs);
     this.schedtraceMs = schedtraceMs;
     this.scheddetail = scheddetail;
     this.followCpuLimit = followCpuLimit;
+  }
+
+  /**
+   * The hand-off for {@code handoffNs}: the hog hand-off, or with 0 (off) the hand-off of
+   * blocked carriers only.
+   */
+  private static HogHandoff hogHandoff(Sched sched, long handoffNs) {
+    return handoffNs > 0
+        ? new HogHandoff(sched, handoffNs, true)
+        : new HogHandoff(sched, HogHandoff.BLOCKED_HANDOFF_NS, true, true);
   }
 
   /** A live change of {@code timeslice}; the next cycle uses it. Any thread. */
@@ -198,8 +212,8 @@ final class Sysmon extends Thread {
           delayUs = 10_000;
         }
         long wantHandoff = handoffNs; // a live change (setHandoff)
-        if (wantHandoff != (hog == null ? 0 : hog.handoffNs())) {
-          hog = wantHandoff > 0 ? new HogHandoff(sched, wantHandoff, true) : null;
+        if (wantHandoff != (hog.blockedOnly ? 0 : hog.handoffNs())) {
+          hog = hogHandoff(sched, wantHandoff);
         }
         long sleepUs = Math.min(delayUs, timerDelayUs); // 'Overdue timers' below
         sleepUs = Math.min(sleepUs, Trace.sysmonSleepCapUs()); // 'The slice record' in Trace
@@ -210,9 +224,7 @@ final class Sysmon extends Thread {
         sleepUntil = 0;
         long now = System.nanoTime();
         sched.coarseNow = now;
-        if (hog != null) {
-          hog.startCycle(sleepUs * 1000, now - slept); // see 'Pauses' in HogHandoff
-        }
+        hog.startCycle(sleepUs * 1000, now - slept); // see 'Pauses' in HogHandoff
         int traceMs = schedtraceMs;
         if (traceMs <= 0 && nothingToWatch()) {
           sysmonwait = true;
@@ -226,9 +238,7 @@ final class Sysmon extends Thread {
           delayUs = 20;
           now = System.nanoTime();
           sched.coarseNow = now;
-          if (hog != null) {
-            hog.forgetAll();
-          }
+          hog.forgetAll();
         }
         if (followCpuLimit && now - lastProcsCheck >= 1_000_000_000L) {
           lastProcsCheck = now;
@@ -255,9 +265,7 @@ final class Sysmon extends Thread {
           idle++;
         }
         checkOverdueTimers(now);
-        if (hog != null) {
-          hog.flushReports(now);
-        }
+        hog.flushReports(now);
         Trace.sysmonTick(now);
         if (traceMs > 0 && now - lasttrace >= traceMs * 1_000_000L) {
           lasttrace = now;
@@ -389,9 +397,7 @@ final class Sysmon extends Thread {
         if (pdSchedtick[i] != t) {
           pdSchedtick[i] = t;
           pdSchedwhen[i] = now;
-          if (hog != null) {
-            hog.forget(i);
-          }
+          hog.forget(i);
         } else if (now - pdSchedwhen[i] >= forcePreemptNs) {
           sched.timesliceOverruns.increment();
           Preempt.preemptOne(pp, now - pdSchedwhen[i], "timeslice");
@@ -399,7 +405,7 @@ final class Sysmon extends Thread {
           // makes many short syscalls is nearly always caught mid-call.
           sysretake = true;
           // Beyond Go: a G that keeps ignoring the request loses its P.
-          if (st == Processor.RUNNING && hog != null && hog.retake(i, allp.length, pp, now)) {
+          if (st == Processor.RUNNING && hog.retake(i, allp.length, pp, now)) {
             n++;
             continue;
           }
