@@ -62,11 +62,17 @@ class BlockedCarrierHandoffTest {
     private BlocksInClinit() {}
   }
 
+  /** A scheduler of one P whose sysmon has {@code preempt.handoff} off, as asyncpreemptoff=1. */
+  private static Sched onePHandoffOff() {
+    Sched s = SchedTesting.newSched(1);
+    s.startSysmon(10_000_000L, 0, 0, false, false);
+    return s;
+  }
+
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void aGParkedWhilePinnedLosesItsP() throws Exception {
-    Sched s = SchedTesting.newSched(1);
-    s.startSysmon(10_000_000L, 0, 0, false, false); // preempt.handoff off
+    Sched s = onePHandoffOff();
     Thread[] first = new Thread[1];
     first[0] = s.newBuilder().start(() -> assertTrue(ParksInClinit.DONE));
     try {
@@ -93,8 +99,7 @@ class BlockedCarrierHandoffTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void aGBlockedOnAMonitorWhilePinnedLosesItsP() throws Exception {
-    Sched s = SchedTesting.newSched(1);
-    s.startSysmon(10_000_000L, 0, 0, false, false); // preempt.handoff off
+    Sched s = onePHandoffOff();
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch held = new CountDownLatch(1);
     Thread holder =
@@ -135,8 +140,7 @@ class BlockedCarrierHandoffTest {
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void aGThatComputesKeepsItsP() throws Exception {
-    Sched s = SchedTesting.newSched(1);
-    s.startSysmon(10_000_000L, 0, 0, false, false); // preempt.handoff off
+    Sched s = onePHandoffOff();
     CountDownLatch computing = new CountDownLatch(1);
     long[] firstEnd = new long[1];
     long[] secondStart = new long[1];
