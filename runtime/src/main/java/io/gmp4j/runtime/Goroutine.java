@@ -96,6 +96,7 @@ final class Goroutine implements Executor {
   private static final VarHandle M;
   private static final VarHandle WAIT_REASON;
   private static final VarHandle WAIT_SINCE;
+  private static final VarHandle WAITING_FOR_P;
 
   static {
     try {
@@ -107,6 +108,8 @@ final class Goroutine implements Executor {
       WAIT_REASON =
           MethodHandles.lookup().findVarHandle(Goroutine.class, "waitReason", String.class);
       WAIT_SINCE = MethodHandles.lookup().findVarHandle(Goroutine.class, "waitSince", long.class);
+      WAITING_FOR_P =
+          MethodHandles.lookup().findVarHandle(Goroutine.class, "waitingForP", boolean.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -161,6 +164,14 @@ final class Goroutine implements Executor {
    * LockOSThread).
    */
   volatile Machine lockedm;
+
+  /**
+   * Counted in sched.npinnedwaiting ('Pinned waiters first' in Sched.handoffP). Set by the G in
+   * Syscall.reacquireIfPinned (CAS false → true, then the count goes up); cleared by getAndSet,
+   * with the count down, by whichever comes first: the G as it stops waiting, or its M after a
+   * run that returned while it was set (the wait unmounted the G, so it was not pinned). Volatile.
+   */
+  private volatile boolean waitingForP;
 
   /** Nesting depth of syscall brackets; only the G itself touches it. */
   int syscallDepth;
@@ -245,6 +256,19 @@ final class Goroutine implements Executor {
   String waitReason() {
     String r = waitReason; // volatile read
     return r == null ? "" : r;
+  }
+
+  /** Marks the G as counted in npinnedwaiting; false if it already was. Called only by the G. */
+  boolean markWaitingForP() {
+    return WAITING_FOR_P.compareAndSet(this, false, true);
+  }
+
+  /**
+   * Clears the mark of {@link #markWaitingForP}; true for the one caller that cleared it, which
+   * must count the G out. The G itself, or its M after a run.
+   */
+  boolean clearWaitingForP() {
+    return waitingForP && (boolean) WAITING_FOR_P.getAndSet(this, false);
   }
 
   /** Go's readgstatus. Any thread. */

@@ -558,6 +558,7 @@ final class Machine extends Thread {
       spinEarly(); // 'Waiting for JDK threads'
     }
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
+    sched.leftWaitingForP(gp); // its wait for a P unmounted it: it was not pinned after all
     long traceStop = 0;
     if (closed == PHold.RETAKEN) {
       Trace.runDrop(this); // sysmon ended and committed the slice it took ('Tracing')

@@ -199,6 +199,14 @@ public final class Sched {
   /** Live Gs (Go's allgs, without the dead). Any thread; see {@link AllGs}. */
   final AllGs allgs = new AllGs();
 
+  /**
+   * Gs pinned on an M that lost its P, waiting for an idle one in Syscall.reacquireIfPinned
+   * ('Pinned waiters first' in handoffP). Incremented by those Gs, decremented by them or by
+   * their M (Goroutine.waitingForP); read by handoffP. Atomic: the two halves of a Dekker pair
+   * with npidle (see handoffP).
+   */
+  final AtomicInteger npinnedwaiting = new AtomicInteger();
+
   /** Go's sched.ngsys: live system Gs (Goroutine.system), counted in allgs too. Any thread. */
   final AtomicInteger ngsys = new AtomicInteger();
 
@@ -581,16 +589,31 @@ public final class Sched {
    * Go's handoffp: gives P {@code pp} (idle, on no list, no M) to an M if there is anything for
    * it to do, else puts it on the idle list. Returns the M it started, or null (for the trace).
    * Any thread; must not hold sched.lock.
+   *
+   * <p><b>Pinned waiters first.</b> A G pinned on an M that lost its P cannot be queued, as Go
+   * queues a G back from a syscall without one: it waits for an idle P (reacquireIfPinned). If
+   * handoffP gave each P to queued work first, a stream of new Gs would starve it, and it may
+   * hold what they wait for: a cold Spring Boot app's Gs wait, pinned, for the class loader
+   * locks that such a G holds, and every hand-off then went to the next of them
+   * (PinnedWaiterFirstTest). So while a pinned G waits, a P with an empty local queue goes idle
+   * even when the global queue has work, and the waiter takes it within its 50us poll. Lost
+   * wake-ups: the last waiter to leave wakes an M if Ps are idle with work queued; handoffP,
+   * after its pidleput, looks at the waiters again. One of the two sees the other (volatile
+   * npidle, atomic npinnedwaiting).
    */
   Machine handoffP(Processor pp) {
     assert !lock.isHeldByCurrentThread() : "handoffp: holds sched.lock";
     // if it has local work, start it straight away
-    if (!pp.runqEmpty() || runq.runqsize() != 0) {
+    if (!pp.runqEmpty()) {
+      return startM(pp, false);
+    }
+    boolean pinnedWaiting = npinnedwaiting.get() > 0;
+    if (!pinnedWaiting && runq.runqsize() != 0) {
       return startM(pp, false);
     }
     // no local work, check that there are no spinning/idle M's, otherwise our help is not
     // required
-    if (nmspinning.get() + npidle == 0 && nmspinning.compareAndSet(0, 1)) {
+    if (!pinnedWaiting && nmspinning.get() + npidle == 0 && nmspinning.compareAndSet(0, 1)) {
       return startM(pp, true);
     }
     long when = -1; // ≥ 0 once pp is idle: its next timer, 0 for none
@@ -601,7 +624,7 @@ public final class Sched {
         stopOneP();
         return null;
       }
-      if (runq.runqsize() == 0) {
+      if (runq.runqsize() == 0 || pinnedWaiting) {
         // Go also starts an M here for the last running P when nobody polls the network; the
         // JDK polls sockets itself, so there is no network poller to keep alive.
         pidleput(pp);
@@ -609,6 +632,9 @@ public final class Sched {
       }
     } finally {
       lock.unlock();
+    }
+    if (pinnedWaiting && npinnedwaiting.get() == 0) {
+      wakePForIdleWork(); // the waiters left before our pidleput: 'Pinned waiters first'
     }
     if (when >= 0) {
       // Go: an idle P with timers needs an M that wakes for them ('Timer sleep').
@@ -618,6 +644,27 @@ public final class Sched {
       return null;
     }
     return startM(pp, false);
+  }
+
+  /**
+   * Counts gp out of npinnedwaiting if it is still counted: it stopped waiting, or its wait
+   * unmounted it ('Pinned waiters first' in handoffP). The last one out wakes an M for idle Ps
+   * with work queued. Called by gp, or by its M after a run.
+   */
+  void leftWaitingForP(Goroutine gp) {
+    if (gp.clearWaitingForP() && npinnedwaiting.decrementAndGet() == 0) {
+      wakePForIdleWork();
+    }
+  }
+
+  /**
+   * Starts an M if a P is idle while the global queue has work: the lost wake-up check of
+   * 'Pinned waiters first' in handoffP. Any thread.
+   */
+  void wakePForIdleWork() {
+    if (npidle > 0 && runq.runqsize() != 0) {
+      wakeP();
+    }
   }
 
   /** A P stopped for a pending stop-the-world. Any thread; takes no lock. */

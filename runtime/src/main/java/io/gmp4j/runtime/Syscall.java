@@ -175,12 +175,21 @@ final class Syscall {
    * 'Reacquire after an unmount' in {@link PHold}.
    */
   static void reacquireIfPinned(Goroutine gp) {
-    for (; ; ) {
-      Machine mp = gp.runningM(); // exact on the G itself; new after an unmount
-      if (mp == null || gp.syscallDepth > 0 || !mp.lostP() || mp.tryReacquireP(false)) {
-        return;
+    try {
+      for (; ; ) {
+        Machine mp = gp.runningM(); // exact on the G itself; new after an unmount
+        if (mp == null || gp.syscallDepth > 0 || !mp.lostP() || mp.tryReacquireP(false)) {
+          return;
+        }
+        if (gp.markWaitingForP()) { // 'Pinned waiters first' in Sched.handoffP
+          gp.sched.npinnedwaiting.incrementAndGet();
+        }
+        // Pinned: blocks the carrier. Otherwise it may unmount, and then the G is not pinned
+        // after all and needs a P like any runnable G: its M counts it out after the run.
+        LockSupport.parkNanos(50_000);
       }
-      LockSupport.parkNanos(50_000); // pinned: blocks the carrier; otherwise may unmount
+    } finally {
+      gp.sched.leftWaitingForP(gp);
     }
   }
 }
