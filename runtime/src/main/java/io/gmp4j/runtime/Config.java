@@ -325,6 +325,9 @@ public final class Config {
     return v == null ? 10_000_000L : Long.parseLong(v.substring(0, v.length() - 2));
   }
 
+  /** The default of {@code preempt.handoff}: two time slices (see handoffNanos). */
+  static final long DEFAULT_HANDOFF_NS = 20_000_000L;
+
   /**
    * How long a G may ignore a preemption request before sysmon hands its P to another M (see
    * 'Hog hand-off' in {@link HogHandoff}); 0 when off. 20ms by default, two time slices: a G
@@ -338,7 +341,7 @@ public final class Config {
   static long handoffNanos() {
     String v = get("preempt.handoff");
     if (v == null) {
-      return "1".equals(get("asyncpreemptoff")) ? 0 : 20_000_000L;
+      return "1".equals(get("asyncpreemptoff")) ? 0 : DEFAULT_HANDOFF_NS;
     }
     return v.equals("off") ? 0 : Long.parseLong(v.substring(0, v.length() - 2));
   }

@@ -256,7 +256,7 @@ final class HogHandoff {
   final boolean blockedOnly;
 
   /** The count of {@link #blockedOnly} mode: the default {@code preempt.handoff}. */
-  static final long BLOCKED_HANDOFF_NS = 20_000_000L;
+  static final long BLOCKED_HANDOFF_NS = Config.DEFAULT_HANDOFF_NS;
 
   /** The hand-off time this instance was built with. Any thread. */
   long handoffNs() {
