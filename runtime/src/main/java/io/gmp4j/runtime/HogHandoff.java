@@ -354,11 +354,12 @@ final class HogHandoff {
     }
     seenLast[i] = now;
     long ignored = seenIgnored[i] += Math.max(0, counted);
-    if (ignored < handoffNs || notIgnoring(mp, seenCpu[i], now - seenCpuMoved[i])) {
+    if (ignored < handoffNs) {
       return false;
     }
-    if (blockedOnly && !blocked(mp, seenCpu[i], now - seenCpuMoved[i])) {
-      return false; // it computes: with the hand-off off it keeps its P, as in Go
+    int verdict = verdict(mp, seenCpu[i], now - seenCpuMoved[i]);
+    if (verdict == NOT_IGNORING || (blockedOnly && verdict == COMPUTING)) {
+      return false; // with the hand-off off, a G that computes keeps its P, as in Go
     }
     Goroutine gp = mp.curg; // written only between runs, so this run's G
     if (gp == null) {
@@ -391,47 +392,53 @@ final class HogHandoff {
     return true;
   }
 
+  /** {@link #verdict}: the G is not ignoring the request after all; its P stays. */
+  private static final int NOT_IGNORING = 0;
+
+  /** {@link #verdict}: the G ignores the request and its carrier runs its code. */
+  private static final int COMPUTING = 1;
+
   /**
-   * Whether the G on M {@code mp}, whose carrier's CPU time was {@code cpuAtStart} when the
-   * count began and last moved {@code sinceCpuMoved} ago, is not ignoring us after all: it is in
-   * the middle of its unmount, or its carrier has had less than {@code preempt.handoff} of CPU
-   * (less one tick of lag) and wants a CPU, or is blocked but ran within half a hand-off. See
-   * 'Carrier time' and 'Blocked carriers'. Called only by sysmon.
+   * {@link #verdict}: the G ignores the request because its carrier is blocked (parked while
+   * pinned, or asleep in the OS): the only verdict that {@link #blockedOnly} mode hands off.
    */
-  private boolean notIgnoring(Machine mp, long cpuAtStart, long sinceCpuMoved) {
+  private static final int BLOCKED = 2;
+
+  /**
+   * What the G on M {@code mp} is doing now that its count is up, given its carrier's CPU time
+   * {@code cpuAtStart} when the count began and how long ago it last moved ({@code
+   * sinceCpuMoved}); see 'Carrier time' and 'Blocked carriers'. {@link #NOT_IGNORING}: it is in
+   * the middle of its unmount or queued for sched.lock, or its carrier has had less than {@code
+   * preempt.handoff} of CPU (less one tick of lag) and wants a CPU, or is asleep but ran within
+   * half a hand-off. Otherwise {@link #BLOCKED} if it parked while pinned or its carrier is
+   * asleep with its CPU time still for half a hand-off, and {@link #COMPUTING} if not; a carrier
+   * the OS cannot tell about computes. At most two small {@code /proc} reads. Called only by
+   * sysmon.
+   */
+  private int verdict(Machine mp, long cpuAtStart, long sinceCpuMoved) {
     Goroutine gp = mp.curg;
     if (unmounting(gp)
         || sched.lock.hasQueuedThread(mp)
         || (gp != null && sched.lock.hasQueuedThread(gp.thread))) {
-      return true;
+      return NOT_IGNORING;
     }
-    if (cpuAtStart == CarrierCpu.UNKNOWN) {
-      return false;
+    boolean pinnedPark = parkedPinned(gp);
+    long cpu = cpuAtStart == CarrierCpu.UNKNOWN ? CarrierCpu.UNKNOWN : CarrierCpu.cpuNanos(mp.tid);
+    if (cpu == CarrierCpu.UNKNOWN) {
+      return pinnedPark ? BLOCKED : COMPUTING; // the OS says nothing: the count decides
     }
-    long cpu = CarrierCpu.cpuNanos(mp.tid);
-    if (cpu == CarrierCpu.UNKNOWN || cpu - cpuAtStart + CarrierCpu.TICK_NS >= handoffNs) {
-      return false; // it had the CPU for the whole hand-off: it does ignore us
+    boolean asleepLong = sinceCpuMoved >= handoffNs / 2;
+    if (cpu - cpuAtStart + CarrierCpu.TICK_NS >= handoffNs) {
+      // It had the CPU for the whole hand-off: it does ignore us. Blocked since? Only the
+      // blocked-only mode needs to know, so only it reads the state.
+      return pinnedPark || (blockedOnly && asleepLong && !CarrierCpu.runnable(mp.tid))
+          ? BLOCKED
+          : COMPUTING;
     }
     if (CarrierCpu.runnable(mp.tid)) {
-      return true; // starved by the OS
+      return NOT_IGNORING; // starved by the OS
     }
-    // Blocked: see 'Blocked carriers'.
-    return !parkedPinned(gp) && sinceCpuMoved < handoffNs / 2;
-  }
-
-  /**
-   * Whether the carrier of M {@code mp} is blocked, for {@link #blockedOnly} mode: its G parked
-   * while pinned, or the OS has the carrier asleep and its CPU time, read from {@code
-   * cpuAtStart} on, has not moved for half a hand-off. A carrier the OS cannot tell about counts
-   * as running. Called only by sysmon.
-   */
-  private boolean blocked(Machine mp, long cpuAtStart, long sinceCpuMoved) {
-    if (parkedPinned(mp.curg)) {
-      return true;
-    }
-    return cpuAtStart != CarrierCpu.UNKNOWN
-        && sinceCpuMoved >= handoffNs / 2
-        && !CarrierCpu.runnable(mp.tid);
+    return pinnedPark || asleepLong ? BLOCKED : NOT_IGNORING; // 'Blocked carriers'
   }
 
   /**
