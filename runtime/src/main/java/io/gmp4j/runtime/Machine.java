@@ -213,6 +213,18 @@ final class Machine extends Thread {
   private long stolen;
   private long jdkWakeSpinHits;
 
+  /** Gs created by the Gs this M ran (Go's per-P goroutinesCreated); see newGoid. Plain. */
+  private long created;
+
+  /**
+   * Go's p.goidcache and p.goidcacheend: goids this M took from Sched.goidgen in a batch, given
+   * to the Gs that its own Gs create, [goidcache, goidcacheEnd). Per M rather than per P, and
+   * plain: a G's code runs on its carrier's thread, so only that thread touches them, P or not.
+   */
+  private long goidcache;
+
+  private long goidcacheEnd;
+
   // Tracing: see 'Tracing' in Trace. Confined to this M and the G mounted on it, which never run
   // at once; sysmon reads the traceRun fields only between its acquire of phold and its retake
   // CAS, when the run number pins them (a slice begins only before a phold release).
@@ -279,12 +291,28 @@ final class Machine extends Thread {
   int traceYield = -1;
 
   /**
-   * This M's counters, in Sched.mCounters' order: runnext hits, steals, Gs stolen, and JDK
+   * This M's counters, in Sched.mCounters' order: runnext hits, steals, Gs stolen, JDK
    * threads' wake-ups that only 'Waiting for JDK threads' caught (the spin for them, or an M that
-   * spun early). Racy.
+   * spun early), and Gs created on it. Racy.
    */
   long[] counters() {
-    return new long[] {runnextHits, steals, stolen, jdkWakeSpinHits};
+    return new long[] {runnextHits, steals, stolen, jdkWakeSpinHits, created};
+  }
+
+  /**
+   * The goid of a G that the G running on this M creates, from this M's batch (Go's newproc1
+   * with {@code _GoidCacheBatch}), and counts the creation. Called only on this M's thread, by
+   * the G it runs.
+   */
+  long newGoid() {
+    assert VirtualThreads.carrier(Thread.currentThread()) == this : "newGoid: not on " + getName();
+    if (goidcache == goidcacheEnd) {
+      long last = sched.goidgen.addAndGet(Sched.GOID_CACHE_BATCH); // the batch ends at last
+      goidcache = last - Sched.GOID_CACHE_BATCH + 1;
+      goidcacheEnd = last + 1;
+    }
+    created++;
+    return goidcache++;
   }
 
   Machine(Sched sched, int id, Processor nextp, boolean spinning) {

@@ -165,10 +165,10 @@ public final class Sched {
 
   /**
    * The per-M counters of the Ms that exited (runnext hits, steals, Gs stolen, JDK wake-ups
-   * caught), kept so that the metrics' counters never go back when an idle M exits. Written
+   * caught, Gs created), kept so that the metrics' counters never go back when an idle M exits. Written
    * under lock inside an odd {@link #retireSeq}; read by mCounters without the lock.
    */
-  private final long[] exitedCounters = new long[4];
+  private final long[] exitedCounters = new long[5];
 
   /**
    * A seqlock over an M's retirement (its removal from allm and the add of its counters to
@@ -210,10 +210,22 @@ public final class Sched {
   /** Go's sched.ngsys: live system Gs (Goroutine.system), counted in allgs too. Any thread. */
   final AtomicInteger ngsys = new AtomicInteger();
 
-  private final AtomicLong goidgen = new AtomicLong();
+  /**
+   * Go's sched.goidgen: the last goid handed out. A G's code takes goids from its M's batch
+   * ({@link Machine#newGoid}), {@link #GOID_CACHE_BATCH} at a time; any other thread takes one.
+   * So goids are unique but, across Ms, not in creation order, as in Go. Any thread; atomic.
+   */
+  final AtomicLong goidgen = new AtomicLong();
 
-  /** Go's goroutinesCreated (per-P counters folded into one striped counter). */
-  final LongAdder goroutinesCreated = new LongAdder();
+  /** Go's _GoidCacheBatch: goids an M takes from goidgen at once. */
+  static final int GOID_CACHE_BATCH = 16;
+
+  /**
+   * Go's goroutinesCreated, for the Gs that threads other than our Gs create (platform threads,
+   * another scheduler's Gs); the Gs our Gs create are counted per M ({@link Machine#newGoid},
+   * summed by mCounters), as Go counts them per P. Any thread.
+   */
+  final LongAdder goroutinesCreatedOutside = new LongAdder();
 
   /** Go's sched.timeToRun: /sched/latencies:seconds. */
   final TimeHistogram timeToRun = new TimeHistogram();
@@ -355,13 +367,22 @@ public final class Sched {
   /** Go's newproc for a thread seen for the first time; see 'Adoption'. Any thread. */
   void adopt(Runnable task) {
     Thread vthread = VirtualThreads.threadOf(task);
-    Goroutine gp = new Goroutine(this, goidgen.incrementAndGet(), vthread, task);
+    Thread ct = Thread.currentThread();
+    long goid;
+    if (ct.isVirtual()
+        && VirtualThreads.carrier(ct) instanceof Machine mp // exact: ct itself asks
+        && mp.sched == this) {
+      goid = mp.newGoid(); // counts the creation too
+    } else {
+      goid = goidgen.incrementAndGet();
+      goroutinesCreatedOutside.increment();
+    }
+    Goroutine gp = new Goroutine(this, goid, vthread, task);
     VirtualThreads.setScheduler(vthread, gp);
     allgs.add(gp);
     if (gp.system) {
       ngsys.incrementAndGet();
     }
-    goroutinesCreated.increment();
     if (Trace.on(Trace.GO_CREATE)) {
       Trace.goCreate(gp);
     }
@@ -740,7 +761,7 @@ public final class Sched {
 
   /**
    * The per-M counters summed over every M, live or exited: runnext hits, steals, Gs stolen, JDK
-   * wake-ups caught while spinning. Any thread; takes no lock: a retirement in between makes it
+   * wake-ups caught while spinning, Gs created by Gs. Any thread; takes no lock: a retirement in between makes it
    * sum again, so an M that exits meanwhile counts once.
    */
   long[] mCounters() {

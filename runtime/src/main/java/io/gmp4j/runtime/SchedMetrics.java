@@ -206,7 +206,8 @@ final class SchedMetrics {
 
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("/sched/gomaxprocs:threads", (long) s.gomaxprocs);
-    m.put("/sched/goroutines-created:goroutines", s.goroutinesCreated.sum());
+    long[] mc = s.mCounters(); // exited Ms included: a counter never goes back
+    m.put("/sched/goroutines-created:goroutines", s.goroutinesCreatedOutside.sum() + mc[4]);
     m.put("/sched/goroutines/not-in-go:goroutines", nonGo);
     m.put("/sched/goroutines/runnable:goroutines", runnable);
     m.put("/sched/goroutines/running:goroutines", running);
@@ -218,7 +219,6 @@ final class SchedMetrics {
         new Float64Histogram(bounds, s.stwStopping.counts()));
     m.put("/sched/pauses/total/other:seconds", new Float64Histogram(bounds, s.stwTotal.counts()));
     m.put("/sched/threads/total:threads", (long) s.mcount());
-    long[] mc = s.mCounters(); // exited Ms included: a counter never goes back
     long runnextHits = mc[0];
     long steals = mc[1];
     long stolen = mc[2];
