@@ -107,6 +107,11 @@ public final class ServerProcess implements AutoCloseable {
     return port;
   }
 
+  /** The child's process id. */
+  public long pid() {
+    return process.pid();
+  }
+
   /** Everything the child printed so far (stdout and stderr). */
   public String output() {
     synchronized (output) {

@@ -165,8 +165,8 @@ public final class Sched {
 
   /**
    * The per-M counters of the Ms that exited (runnext hits, steals, Gs stolen, JDK wake-ups
-   * caught, Gs created), kept so that the metrics' counters never go back when an idle M exits. Written
-   * under lock inside an odd {@link #retireSeq}; read by mCounters without the lock.
+   * caught, Gs created), kept so that the metrics' counters never go back when an idle M exits.
+   * Written under lock inside an odd {@link #retireSeq}; read by mCounters without the lock.
    */
   private final long[] exitedCounters = new long[5];
 
@@ -761,8 +761,8 @@ public final class Sched {
 
   /**
    * The per-M counters summed over every M, live or exited: runnext hits, steals, Gs stolen, JDK
-   * wake-ups caught while spinning, Gs created by Gs. Any thread; takes no lock: a retirement in between makes it
-   * sum again, so an M that exits meanwhile counts once.
+   * wake-ups caught while spinning, Gs created by Gs. Any thread; takes no lock: a retirement in
+   * between makes it sum again, so an M that exits meanwhile counts once.
    */
   long[] mCounters() {
     for (; ; ) {
