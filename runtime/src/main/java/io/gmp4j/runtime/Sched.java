@@ -86,8 +86,8 @@ import java.util.concurrent.atomic.LongAdder;
  * gomaxprocs-npidle}); the last spinner to find work wakes another (resetSpinning). The
  * "Delicate dance": a spinner that gives up first drops nmspinning, then (after a full fence)
  * checks every queue again; a submitter first publishes work, then (after a full fence, which
- * runnext's CAS already is: {@link #wakeP(boolean)}) checks nmspinning. One of the two always
- * sees the other.
+ * runnext's CAS and the global queue's volatile runqsize already are: {@link #wakeP(boolean)})
+ * checks nmspinning. One of the two always sees the other.
  *
  * <h3>Stop-the-world and procresize</h3>
  *
@@ -451,6 +451,7 @@ public final class Sched {
       } else {
         runq.globRunqPut(gp);
       }
+      fenced = true; // by the put's volatile write of runqsize, which a spinner reads last
     } else {
       try {
         fenced = pp.runqPut(gp, true);
@@ -501,12 +502,14 @@ public final class Sched {
   }
 
   /**
-   * wakeP for a caller whose work went in by a volatile write ({@code published}: runnext's
-   * CAS). The submitter's half of the 'Delicate dance' is "publish the work, then read
-   * nmspinning"; the spinner's is "decrement nmspinning, then look at every runnext", and all
-   * four accesses are volatile, so the Java memory model's total order over them already forbids
-   * both threads missing each other (on x86 the CAS is itself a full barrier). Work published by
-   * a release store (the ring's tail) or a lock needs the fence. Any thread.
+   * wakeP for a caller whose work went in by a volatile write that a spinner reads after it
+   * drops nmspinning ({@code published}: runnext's CAS, or the global queue's {@code runqsize},
+   * written last under sched.lock). The submitter's half of the 'Delicate dance' is "publish the
+   * work, then read nmspinning"; the spinner's is "decrement nmspinning, then look at every
+   * runnext and at runqsize", and all four accesses are volatile, so the Java memory model's
+   * total order over them already forbids both threads missing each other (on x86 the CAS, and
+   * the fence HotSpot puts after a volatile store, are full barriers). Work published by a
+   * release store (the ring's tail) needs the fence. Any thread.
    */
   void wakeP(boolean published) {
     if (!published) {
