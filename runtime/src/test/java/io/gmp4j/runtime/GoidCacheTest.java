@@ -51,23 +51,9 @@ class GoidCacheTest {
         () -> {
           List<Thread> creators = new ArrayList<>();
           for (int p = 0; p < PARENTS; p++) {
-            creators.add(
-                s.newBuilder()
-                    .start(
-                        () -> {
-                          for (int i = 0; i < PER_PARENT; i++) {
-                            s.newBuilder().start(child);
-                          }
-                        }));
+            creators.add(s.newBuilder().start(startChildren(s, PER_PARENT, child)));
           }
-          creators.add(
-              Thread.ofPlatform()
-                  .start(
-                      () -> {
-                        for (int i = 0; i < FROM_PLATFORM; i++) {
-                          s.newBuilder().start(child);
-                        }
-                      }));
+          creators.add(Thread.ofPlatform().start(startChildren(s, FROM_PLATFORM, child)));
           assertTrue(
               ran.await(30, TimeUnit.SECONDS),
               ran.getCount() + " of " + children + " children did not run\n" + dump(s));
@@ -83,6 +69,15 @@ class GoidCacheTest {
     // The children, their PARENTS creators, and runOnG's own G.
     assertEquals(
         created0 + children + PARENTS + 1, created(s), "/sched/goroutines-created\n" + dump(s));
+  }
+
+  /** A creator's body: starts {@code n} Gs of {@code s} that run {@code child}. */
+  private static Runnable startChildren(Sched s, int n, Runnable child) {
+    return () -> {
+      for (int i = 0; i < n; i++) {
+        s.newBuilder().start(child);
+      }
+    };
   }
 
   private static long created(Sched s) {
