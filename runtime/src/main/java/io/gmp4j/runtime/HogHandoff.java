@@ -29,8 +29,8 @@ package io.gmp4j.runtime;
  * an idle P while holding the class loader's lock, and the G of every P waited, pinned too, for
  * that lock. So with the hand-off off ({@code preempt.handoff=off}, or {@code
  * asyncpreemptoff=1}), sysmon still runs the protocol below, in {@link #blockedOnly} mode, with
- * {@link #BLOCKED_HANDOFF_NS}: it takes the P only from a G whose carrier is blocked, never from
- * one that computes.
+ * the default hand-off of 20 ms: it takes the P only from a G whose carrier is blocked, never
+ * from one that computes.
  *
  * <p>Rejected:
  *
@@ -251,30 +251,27 @@ final class HogHandoff {
 
   /**
    * Hands off only Ps whose G's carrier is blocked: 'Blocked carriers, with the hand-off off'.
-   * Final.
+   * Built with {@code preempt.handoff} off, and then counts the default hand-off. Final.
    */
-  final boolean blockedOnly;
+  private final boolean blockedOnly;
 
-  /** The count of {@link #blockedOnly} mode: the default {@code preempt.handoff}. */
-  static final long BLOCKED_HANDOFF_NS = Config.DEFAULT_HANDOFF_NS;
-
-  /** The hand-off time this instance was built with. Any thread. */
-  long handoffNs() {
-    return handoffNs;
+  /** The {@code preempt.handoff} this instance was built for: 0 when off. Any thread. */
+  long configuredNs() {
+    return blockedOnly ? 0 : handoffNs;
   }
 
+  /**
+   * The hand-off of {@code preempt.handoff} = {@code handoffNs}; with 0 (off), the hand-off of
+   * blocked carriers only, after {@link Config#DEFAULT_HANDOFF_NS}.
+   */
   HogHandoff(Sched sched, long handoffNs, boolean carrierCpu) {
-    this(sched, handoffNs, carrierCpu, false);
-  }
-
-  HogHandoff(Sched sched, long handoffNs, boolean carrierCpu, boolean blockedOnly) {
-    if (handoffNs <= 0) {
+    if (handoffNs < 0) {
       throw new IllegalArgumentException("HogHandoff: handoff " + handoffNs + "ns");
     }
     this.sched = sched;
-    this.handoffNs = handoffNs;
+    this.blockedOnly = handoffNs == 0;
+    this.handoffNs = blockedOnly ? Config.DEFAULT_HANDOFF_NS : handoffNs;
     this.carrierCpu = carrierCpu;
-    this.blockedOnly = blockedOnly;
     this.lastReport = System.nanoTime() - REPORT_PERIOD_NS;
   }
 
@@ -384,11 +381,11 @@ final class HogHandoff {
     }
     Object handoff = Trace.on(Trace.PROC_HANDOFF) ? Trace.procHandoffBegin() : null;
     Machine to = sched.handoffP(pp);
+    boolean pinned = blockedOnly || parkedPinned(gp); // one read for the trace and the report
     if (handoff != null) {
-      String reason = blockedOnly || parkedPinned(gp) ? "pinned" : "ignoredPreemption";
-      Trace.procHandoff(handoff, pp, mp.id, to, reason, gp);
+      Trace.procHandoff(handoff, pp, mp.id, to, pinned ? "pinned" : "ignoredPreemption", gp);
     }
-    report(gp, ignored, now);
+    report(gp, pinned, ignored, now);
     return true;
   }
 
@@ -487,12 +484,11 @@ final class HogHandoff {
     }
   }
 
-  private void report(Goroutine gp, long ignoredNs, long now) {
+  private void report(Goroutine gp, boolean pinned, long ignoredNs, long now) {
     if (now - lastReport < REPORT_PERIOD_NS) {
       suppressed++;
       return;
     }
-    boolean pinned = blockedOnly || parkedPinned(gp);
     StringBuilder sb =
         new StringBuilder(200)
             .append("gmp4j: goroutine ")

@@ -114,21 +114,11 @@ final class Sysmon extends Thread {
     setDaemon(true);
     this.sched = sched;
     this.forcePreemptNs = forcePreemptNs;
-    this.hog = hogHandoff(sched, handoffNs);
+    this.hog = new HogHandoff(sched, Math.max(0, handoffNs), true);
     this.handoffNs = Math.max(0, handoffNs);
     this.schedtraceMs = schedtraceMs;
     this.scheddetail = scheddetail;
     this.followCpuLimit = followCpuLimit;
-  }
-
-  /**
-   * The hand-off for {@code handoffNs}: the hog hand-off, or with 0 (off) the hand-off of
-   * blocked carriers only.
-   */
-  private static HogHandoff hogHandoff(Sched sched, long handoffNs) {
-    return handoffNs > 0
-        ? new HogHandoff(sched, handoffNs, true)
-        : new HogHandoff(sched, HogHandoff.BLOCKED_HANDOFF_NS, true, true);
   }
 
   /** A live change of {@code timeslice}; the next cycle uses it. Any thread. */
@@ -212,8 +202,8 @@ final class Sysmon extends Thread {
           delayUs = 10_000;
         }
         long wantHandoff = handoffNs; // a live change (setHandoff)
-        if (wantHandoff != (hog.blockedOnly ? 0 : hog.handoffNs())) {
-          hog = hogHandoff(sched, wantHandoff);
+        if (wantHandoff != hog.configuredNs()) {
+          hog = new HogHandoff(sched, wantHandoff, true);
         }
         long sleepUs = Math.min(delayUs, timerDelayUs); // 'Overdue timers' below
         sleepUs = Math.min(sleepUs, Trace.sysmonSleepCapUs()); // 'The slice record' in Trace

@@ -69,6 +69,22 @@ class BlockedCarrierHandoffTest {
     return s;
   }
 
+  /**
+   * Starts a second G on {@code s}'s only P, which runs {@code release}; fails with {@code why}
+   * if it has not run within WAIT_MS.
+   */
+  private static void secondGRuns(Sched s, Runnable release, String why)
+      throws InterruptedException {
+    CountDownLatch ran = new CountDownLatch(1);
+    s.newBuilder()
+        .start(
+            () -> {
+              ran.countDown();
+              release.run();
+            });
+    assertTrue(ran.await(WAIT_MS, TimeUnit.MILLISECONDS), why + "\n" + dump(s));
+  }
+
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
   void aGParkedWhilePinnedLosesItsP() throws Exception {
@@ -77,17 +93,13 @@ class BlockedCarrierHandoffTest {
     first[0] = s.newBuilder().start(() -> assertTrue(ParksInClinit.DONE));
     try {
       assertTrue(parkedInside.await(WAIT_MS, TimeUnit.MILLISECONDS), "never parked\n" + dump(s));
-      CountDownLatch ran = new CountDownLatch(1);
-      s.newBuilder()
-          .start(
-              () -> {
-                ran.countDown();
-                parkReleased = true;
-                LockSupport.unpark(first[0]);
-              });
-      assertTrue(
-          ran.await(WAIT_MS, TimeUnit.MILLISECONDS),
-          "the parked pinned G kept the only P\n" + dump(s));
+      secondGRuns(
+          s,
+          () -> {
+            parkReleased = true;
+            LockSupport.unpark(first[0]);
+          },
+          "the parked pinned G kept the only P");
       assertTrue(first[0].join(java.time.Duration.ofMillis(WAIT_MS)), dump(s));
     } finally {
       parkReleased = true; // so that a failure leaves no parked carrier behind
@@ -119,16 +131,7 @@ class BlockedCarrierHandoffTest {
       assertTrue(held.await(WAIT_MS, TimeUnit.MILLISECONDS));
       Thread first = s.newBuilder().start(() -> assertTrue(BlocksInClinit.DONE));
       assertTrue(blockedInside.await(WAIT_MS, TimeUnit.MILLISECONDS), dump(s));
-      CountDownLatch ran = new CountDownLatch(1);
-      s.newBuilder()
-          .start(
-              () -> {
-                ran.countDown();
-                release.countDown();
-              });
-      assertTrue(
-          ran.await(WAIT_MS, TimeUnit.MILLISECONDS),
-          "the G blocked on a monitor kept the only P\n" + dump(s));
+      secondGRuns(s, release::countDown, "the G blocked on a monitor kept the only P");
       assertTrue(first.join(java.time.Duration.ofMillis(WAIT_MS)), dump(s));
     } finally {
       release.countDown(); // so that a failure leaves no blocked carrier behind
