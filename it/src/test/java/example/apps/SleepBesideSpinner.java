@@ -16,6 +16,11 @@ public final class SleepBesideSpinner {
     long budgetMs = Long.parseLong(args[0]);
     long[] lat = new long[50];
     int[] done = new int[1];
+    // Load AppSupport here, not on the spinner: a class load reads the class path and may wait
+    // for the loader's lock, and a spinner blocked that long on a busy host lost its P under
+    // asyncpreemptoff=1 as a G in a syscall does ('Blocked carriers, with the hand-off off' in
+    // HogHandoff), then spun on without one. The spinner must only spin.
+    AppSupport.carrier();
     Thread spinner =
         Thread.ofVirtual()
             .start(
