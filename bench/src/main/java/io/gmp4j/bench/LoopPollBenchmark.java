@@ -28,7 +28,7 @@ import org.openjdk.jmh.annotations.State;
  *       one {@code variant}, so each call site sees one receiver class and C2 inlines the kernel
  *       into the benchmark method, as it would a direct call.
  *   <li>No agent runs in the fork, so no scheduler and no sysmon: {@code Preempt}'s pending count
- *       stays 0 and every poll takes its fast path (one opaque load and an untaken branch). That
+ *       stays 0 and every poll takes its fast path (one volatile load and an untaken branch). That
  *       is what an application pays while nothing is being preempted.
  *   <li>{@code @Setup} checks that the injector really changed the class (its {@code Stats}) and
  *       that every kernel of the chosen variant returns what the plain one does.

@@ -25,7 +25,7 @@ import java.lang.invoke.VarHandle;
  *       runnext goes to the global queue's tail before it runs, as a G preempted at once would
  *       (Machine.endRunnextChain), and the next G starts a new slice. That needs no poll and
  *       no atomic on a switch. (Go's async signal catches the chain's current G instead.)
- *   <li>Every poll reads {@code pending} (one opaque load: the JIT may not hoist it out of the
+ *   <li>Every poll reads {@code pending} (one volatile load: the JIT may not hoist it out of the
  *       loop, and it costs what a plain load costs on x86) and branches on zero. Only while a
  *       request is pending somewhere does any poll look further, at its own G.
  *   <li>The G whose request it is clears it and calls {@code Thread.yield()}. The M sees the
@@ -45,7 +45,14 @@ import java.lang.invoke.VarHandle;
  *
  * Rejected: a flag per P or per M, read through the current carrier (the JDK keeps the carrier
  * private, and finding it costs three dependent loads on every poll); a counter in the loop
- * (measured: it still turns C2's SuperWord off, so it buys nothing over a load).
+ * (measured: it still turns C2's SuperWord off, so it buys nothing over a load); the load as
+ * {@code PENDING.getOpaque()}, which is what it was until issue 17. An opaque read orders no more
+ * than the loop needs, but on x86 both compile to one {@code mov}, and both keep the poll's
+ * memory barrier in C2's graph. The VarHandle call is what differs, and a cold application pays
+ * for it everywhere. The interpreter runs each call through the VarHandle's guard and its
+ * linked method, and every tier that compiles a method with polls inlines seven methods per poll
+ * for it. On Spring Boot's cold phase that was 20-30% of the JIT compilers' time, and the Ms
+ * ran 15-25% longer for the same requests (BENCHMARKS.md, 'The poll's load').
  */
 public final class Preempt {
   private static final VarHandle PENDING;
@@ -60,16 +67,16 @@ public final class Preempt {
 
   /**
    * Requests not yet consumed or cancelled. Incremented by sysmon with each request, decremented
-   * by whoever clears one; read by every poll (opaque).
+   * by whoever clears one (atomic adds through PENDING); read by every poll (a volatile read of the
+   * field itself, never through PENDING: see 'Rejected' above).
    */
-  @SuppressWarnings("unused") // accessed through PENDING
   private static volatile int pending;
 
   private Preempt() {}
 
   /** The injected poll: yields if sysmon asked this G to. Any thread; never throws. */
   public static void poll() {
-    if ((int) PENDING.getOpaque() != 0) { // pairs with getAndAdd in preemptOne
+    if (pending != 0) { // pairs with getAndAdd in preemptOne
       slowPoll();
     }
   }
@@ -123,7 +130,7 @@ public final class Preempt {
    */
   static boolean request(Goroutine gp, Processor pp, long sliceRan, String reason) {
     if (gp.trySetPreempt()) {
-      PENDING.getAndAdd(1); // pairs with the opaque read in poll
+      PENDING.getAndAdd(1); // pairs with the volatile read in poll
       gp.sched.preemptRequested.increment();
       if (Trace.on(Trace.PREEMPT_REQUEST)) {
         Trace.preemptRequest(pp, gp, sliceRan, reason);

@@ -58,7 +58,7 @@ import net.bytebuddy.jar.asm.Opcodes;
  *
  * A back-edge that is not strip-mined polls under a per-method countdown rather than on every
  * pass: {@code if (--budget <= 0) { budget = BUDGET; Preempt.poll(); }} (see PollEmitter). The
- * poll's opaque load is a compiler barrier (agent notes §3.2); paid on every pass of a branchy
+ * poll's volatile load is a compiler barrier (agent notes §3.2); paid on every pass of a branchy
  * loop it cost stateMachine 1.4-2.2x, while a register decrement and a never-taken branch cost
  * almost nothing. {@code budget} starts at 1 on method entry, so every invocation polls at its
  * first back-edge as the per-pass poll did (a recursion whose levels each run a short loop stays
