@@ -68,7 +68,9 @@ import java.util.jar.JarFile;
  *       loaded from now on, hand its class counts ('Coverage' in {@code
  *       io.gmp4j.agent.poll.Coverage}) to the runtime's metrics, and with {@code
  *       preempt.report=1} add a shutdown hook that prints them as one line. With {@code
- *       preempt.defer}, start the deferral ({@link DeferredPolls}). Failing here is not
+ *       preempt.defer}, start the deferral ({@link DeferredPolls}). Unless {@code
+ *       preempt.jit=c2}, keep C2 off the injector, on a thread of its own ({@link
+ *       JitDirective}). Failing here is not
  *       fatal: gmp4j then runs without preemption, as with asyncpreemptoff=1, and says so.
  *   <li>Register the {@code io.gmp4j:type=Scheduler} MXBean, and start the HTTP endpoint if
  *       {@code exporter.port} is set ({@link io.gmp4j.agent.exporter.Endpoint}). Never fatal:
@@ -391,6 +393,9 @@ final class AgentInstaller {
             deferral);
     if (injector == null) {
       return null;
+    }
+    if (!"c2".equals(options.get("preempt.jit"))) {
+      JitDirective.start(); // 'JIT directive'
     }
     Coverage coverage = Coverage.global();
     hooks

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import example.apps.CustomSchedulerChild;
+import example.apps.JitDirectiveProbe;
 import example.apps.Unmodified;
 import java.time.Duration;
 import java.util.List;
@@ -31,6 +32,44 @@ class AgentIT {
     }
     assertEquals(List.of(), r.notes(), "no warning expected: " + r);
     assertEquals(List.of(), r.leftFiles(), r.toString());
+  }
+
+  /**
+   * 'JIT directive' (the agent's JitDirective): C2 is kept off the poll injector where C1 takes
+   * over, and only the injector's directive is pushed.
+   */
+  @Test
+  void jitDirectiveKeepsC2OffTheInjector() throws Exception {
+    ChildJvm.Result r = ChildJvm.withAgent("inittrace=1", JitDirectiveProbe.class, LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("true", r.value("directive"), r.toString());
+    assertEquals("true", r.value("c2Excluded"), r.toString());
+    assertEquals("false", r.value("c1Excluded"), r.toString());
+    assertTrue(r.err().contains("C2 kept off the poll injector"), r.toString());
+    assertEquals(List.of(), r.leftFiles(), r.toString());
+  }
+
+  /** Where C2 is the only compiler, excluding it would leave the injector interpreted. */
+  @Test
+  void jitDirectiveNotPushedWithoutTieredCompilation() throws Exception {
+    ChildJvm.Result r =
+        ChildJvm.run(
+            List.of("-XX:-TieredCompilation", ChildJvm.javaagent("inittrace=1")),
+            Map.of(),
+            JitDirectiveProbe.class,
+            LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("false", r.value("directive"), r.toString());
+    assertTrue(
+        r.err().contains("the poll injector keeps C2: -XX:-TieredCompilation"), r.toString());
+  }
+
+  @Test
+  void jitDirectiveOffWithPreemptJitC2() throws Exception {
+    ChildJvm.Result r = ChildJvm.withAgent("preempt.jit=c2", JitDirectiveProbe.class, LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("false", r.value("directive"), r.toString());
+    assertEquals(List.of(), r.notes(), r.toString());
   }
 
   /**

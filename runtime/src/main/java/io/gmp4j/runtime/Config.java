@@ -51,6 +51,10 @@ public final class Config {
             + " background once class loading and the process have been quiet that long (at the"
             + " latest 60s after start); 0 or off: as they load (the default)");
     KEYS.put(
+        "preempt.jit",
+        "c1 (the default: a compiler directive keeps C2 off the agent's own class rewriting, for a"
+            + " faster start) or c2 (the JVM compiles it as it would any code)");
+    KEYS.put(
         "preempt.retransform",
         "0 or 1: 0 leaves the classes loaded before an attach" + " without polls (default 1)");
     KEYS.put(
@@ -120,6 +124,11 @@ public final class Config {
         }
         case "timers" -> {
           if (!v.equals("p") && !v.equals("jdk")) {
+            throw new NumberFormatException();
+          }
+        }
+        case "preempt.jit" -> {
+          if (!v.equals("c1") && !v.equals("c2")) {
             throw new NumberFormatException();
           }
         }

@@ -51,8 +51,8 @@ import java.lang.invoke.VarHandle;
  * memory barrier in C2's graph. The VarHandle call is what differs, and a cold application pays
  * for it everywhere. The interpreter runs each call through the VarHandle's guard and its
  * linked method, and every tier that compiles a method with polls inlines seven methods per poll
- * for it. On Spring Boot's cold phase that was 20-30% of the JIT compilers' time, and the Ms
- * ran 15-25% longer for the same requests (BENCHMARKS.md, 'The poll's load').
+ * for it. Without it, Spring Boot's cold phase took the JIT compilers 17-34% less time and the
+ * Ms 11-24% less (BENCHMARKS.md, 'The poll's load').
  */
 public final class Preempt {
   private static final VarHandle PENDING;

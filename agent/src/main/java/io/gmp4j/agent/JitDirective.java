@@ -1,0 +1,128 @@
+package io.gmp4j.agent;
+
+import com.sun.management.HotSpotDiagnosticMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+/**
+ * Keeps C2 off the agent's own class rewriting.
+ *
+ * <h2>Implementation overview: 'JIT directive'</h2>
+ *
+ * The loop-poll injector and the ASM it uses run on the loading thread of every class with
+ * loops: on Spring Boot's start-up, 786 classes in about three seconds. HotSpot soon finds them
+ * hot, and C2 compiles them. ASM's decoder {@code ClassReader.readCode} is 5 KB of bytecode, and
+ * each new class's code can hit a branch its profile never saw: in one start C2 compiled it five
+ * times, 2.9 s of a compiler thread's time. On two CPUs that is taken from the application's own
+ * start-up, which is waiting for those rewrites. With the directive the start is 0.29 s shorter
+ * and takes 1.0 s less CPU (BENCHMARKS.md, 'The injector on C1: preempt.jit').
+ *
+ * <p>So at install the agent pushes one compiler directive (JEP 165, what {@code jcmd <pid>
+ * Compiler.directives_add} does) through the DiagnosticCommand MBean: the methods of {@code
+ * io/gmp4j/agent/poll/} and of the agent's shaded ASM are excluded from C2. HotSpot then marks
+ * each one not compilable at tier 4 when it first asks, and compiles it at tier 1 (C1, fully
+ * optimised, without profiling). Rewrites run a little slower once the code is compiled, and far
+ * less CPU goes into compiling it. Only the agent's own classes match: the application's, the
+ * JDK's and the runtime's (the scheduler, the poll itself) keep C2. {@code jcmd <pid>
+ * Compiler.directives_print} shows the directive.
+ *
+ * <p>Not pushed where C1 is not there to take over: with {@code -XX:-TieredCompilation} or
+ * {@code -XX:CompilationMode=high-only} the excluded methods would stay interpreted. Not pushed
+ * where C2 does not run anyway ({@code TieredStopAtLevel} below 4, {@code quick-only}), nor with
+ * {@code preempt.jit=c2}. A directive that cannot be pushed (no {@code jdk.management} module, a
+ * temporary directory that cannot be written, {@code CompilerDirectivesLimit} reached) costs
+ * nothing but the start-up it would have saved; {@link #push} says why, for {@code inittrace}.
+ *
+ * <p>Rejected: {@code -XX:CompileCommand} and {@code -XX:CompilerDirectivesFile}, which are
+ * command-line flags a user would have to add; excluding the injector from both compilers, which
+ * leaves it interpreted for good.
+ */
+public final class JitDirective implements Runnable {
+  /** The directive: the injector and the shaded ASM, C2 only. */
+  static final String JSON =
+      "[{match: [\"io/gmp4j/agent/poll/*.*\", \"io/gmp4j/agent/shaded/*.*\"],"
+          + " c2: {Exclude: true}}]";
+
+  private static final String DIAGNOSTIC_COMMAND = "com.sun.management:type=DiagnosticCommand";
+
+  private JitDirective() {}
+
+  /**
+   * Pushes the directive from a daemon thread of its own, so that premain does not wait for the
+   * platform MBean server; with {@code inittrace=1} the thread prints what came of it. A class,
+   * not a lambda, which would link on premain's thread ('No lambdas' in JdkWeaver).
+   */
+  static void start() {
+    Thread t = new Thread(new JitDirective(), "gmp4j-jit-directive");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  @Override
+  public void run() {
+    long t0 = System.nanoTime();
+    String why = push();
+    if (InitTrace.enabled()) {
+      Stderr.line(
+          why == null
+              ? "gmp4j: inittrace: C2 kept off the poll injector ('JIT directive'), "
+                  + (System.nanoTime() - t0) / 1_000_000
+                  + " ms"
+              : "gmp4j: inittrace: the poll injector keeps C2: " + why);
+    }
+  }
+
+  /**
+   * Pushes the directive. Returns null once it is on HotSpot's stack, else why not. Never throws.
+   * Blocks for as long as the platform MBean server takes to start: call it off premain's thread.
+   * Public for bench/'s InjectorWarmup, which measures what it saves.
+   */
+  public static String push() {
+    try {
+      String why = whyNot(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class));
+      if (why != null) {
+        return why;
+      }
+      // The slow part (the MBean server's start) before the file exists: a Runtime.halt of the
+      // app can then leave it behind only in the milliseconds that HotSpot takes to parse it.
+      MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+      ObjectName dcmd = new ObjectName(DIAGNOSTIC_COMMAND);
+      Path file = Files.createTempFile("gmp4j-jit-", ".json");
+      try {
+        file.toFile().deleteOnExit();
+        Files.writeString(file, JSON, StandardCharsets.US_ASCII);
+        Object said =
+            server.invoke(
+                dcmd,
+                "compilerDirectivesAdd",
+                new Object[] {new String[] {file.toString()}},
+                new String[] {String[].class.getName()});
+        String s = String.valueOf(said).strip();
+        return s.startsWith("1 compiler directives added") ? null : s;
+      } finally {
+        Files.deleteIfExists(file);
+      }
+    } catch (Throwable t) {
+      return Stderr.describe(t);
+    }
+  }
+
+  /** Null if C1 takes over what C2 is kept from, else why the directive would do harm or nothing. */
+  static String whyNot(HotSpotDiagnosticMXBean vm) {
+    if (!"true".equals(vm.getVMOption("TieredCompilation").getValue())) {
+      return "-XX:-TieredCompilation: C2 is the only compiler";
+    }
+    String mode = vm.getVMOption("CompilationMode").getValue();
+    if (!mode.equals("default") && !mode.equals("normal")) {
+      return "-XX:CompilationMode=" + mode;
+    }
+    if (!"4".equals(vm.getVMOption("TieredStopAtLevel").getValue())) {
+      return "-XX:TieredStopAtLevel=" + vm.getVMOption("TieredStopAtLevel").getValue();
+    }
+    return null;
+  }
+}
