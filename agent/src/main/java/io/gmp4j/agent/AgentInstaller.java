@@ -70,8 +70,8 @@ import java.util.jar.JarFile;
  *       preempt.report=1} add a shutdown hook that prints them as one line. With {@code
  *       preempt.defer}, start the deferral ({@link DeferredPolls}). Unless {@code
  *       preempt.jit=c2}, keep C2 off the injector, on a thread of its own ({@link
- *       JitDirective}). Failing here is not
- *       fatal: gmp4j then runs without preemption, as with asyncpreemptoff=1, and says so.
+ *       JitDirective}). Failing here is not fatal: gmp4j then runs without preemption, as with
+ *       asyncpreemptoff=1, and says so.
  *   <li>Register the {@code io.gmp4j:type=Scheduler} MXBean, and start the HTTP endpoint if
  *       {@code exporter.port} is set ({@link io.gmp4j.agent.exporter.Endpoint}). Never fatal:
  *       a failure is one line, and gmp4j and the app run on without the endpoint.
