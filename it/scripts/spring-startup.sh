@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Spring Boot start-up with and without the agent (BENCHMARKS.md, 'Rewrite cache'): ROUNDS rounds
-# of five child JVMs in turn, each one start of example.servers.SpringServer (it exits once ready
+# of seven child JVMs in turn, each one start of example.servers.SpringServer (it exits once ready
 # when its standard input is closed): no agent; the agent; the agent with asyncpreemptoff=1 (no
 # poll injector at all); the agent with preempt.cache on a directory written by one warm-up start
 # (a second start); the agent with preempt.cache on a fresh directory (a first start); the agent
-# with preempt.defer=1s (README, 'Polls after start-up'; the start ends before its polls). Prints
+# with preempt.defer=1s (README, 'Polls after start-up'; the start ends before its polls); the
+# agent with preempt.jit=c2 (README, 'The injector runs on C1': C2 compiles the injector). Prints
 # startup.ms (the JVM's uptime when Spring's context is ready), wall and user+sys CPU seconds.
 # Needs a built tree (./mvn25 -B verify, or package and it's test-compile, which writes
 # it/target/test.classpath).   Usage: it/scripts/spring-startup.sh [rounds, default 5]
@@ -37,4 +38,5 @@ for ((r = 1; r <= rounds; r++)); do
   one cache-warm -javaagent:$agent=preempt.report=1,preempt.cache=$work/warm
   one cache-cold -javaagent:$agent=preempt.report=1,preempt.cache=$work/cold-$r
   one defer -javaagent:$agent=preempt.defer=1s
+  one jit-c2 -javaagent:$agent=preempt.report=1,preempt.jit=c2
 done
