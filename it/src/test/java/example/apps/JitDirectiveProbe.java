@@ -36,13 +36,10 @@ public final class JitDirectiveProbe {
         ours = block;
       }
     }
+    // Each block lists its c1 directives, then its c2 directives.
+    int c2 = Math.max(0, ours.indexOf("c2 directives:"));
     System.out.println("directive=" + !ours.isEmpty());
-    String c2 =
-        ours.contains("c2 directives:") ? ours.substring(ours.indexOf("c2 directives:")) : "";
-    System.out.println("c2Excluded=" + c2.contains("Exclude:true"));
-    System.out.println(
-        "c1Excluded="
-            + ours.substring(0, Math.max(0, ours.indexOf("c2 directives:")))
-                .contains("Exclude:true"));
+    System.out.println("c1Excluded=" + ours.substring(0, c2).contains("Exclude:true"));
+    System.out.println("c2Excluded=" + ours.substring(c2).contains("Exclude:true"));
   }
 }

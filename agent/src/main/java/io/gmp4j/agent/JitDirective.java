@@ -122,8 +122,9 @@ public final class JitDirective implements Runnable {
     if (!mode.equals("default") && !mode.equals("normal")) {
       return "-XX:CompilationMode=" + mode;
     }
-    if (!"4".equals(vm.getVMOption("TieredStopAtLevel").getValue())) {
-      return "-XX:TieredStopAtLevel=" + vm.getVMOption("TieredStopAtLevel").getValue();
+    String stopAt = vm.getVMOption("TieredStopAtLevel").getValue();
+    if (!stopAt.equals("4")) {
+      return "-XX:TieredStopAtLevel=" + stopAt;
     }
     return null;
   }

@@ -114,8 +114,8 @@ final class Sysmon extends Thread {
     setDaemon(true);
     this.sched = sched;
     this.forcePreemptNs = forcePreemptNs;
-    this.hog = new HogHandoff(sched, Math.max(0, handoffNs), true);
     this.handoffNs = Math.max(0, handoffNs);
+    this.hog = new HogHandoff(sched, this.handoffNs, true);
     this.schedtraceMs = schedtraceMs;
     this.scheddetail = scheddetail;
     this.followCpuLimit = followCpuLimit;
