@@ -21,16 +21,26 @@ import javax.management.ObjectName;
  * start-up, which is waiting for those rewrites. With the directive the start is 0.29 s shorter
  * and takes 1.0 s less CPU (BENCHMARKS.md, 'The injector on C1: preempt.jit').
  *
- * <p>So at install the agent pushes one compiler directive (JEP 165, what {@code jcmd <pid>
+ * <p>So at install the agent pushes a compiler directive (JEP 165, what {@code jcmd <pid>
  * Compiler.directives_add} does) through the DiagnosticCommand MBean: the methods of {@code
  * io/gmp4j/agent/poll/} and of the agent's shaded ASM are excluded from C2. HotSpot then marks
  * each one not compilable at tier 4 when it first asks, and compiles it at tier 1 (C1, fully
  * optimised, without profiling). Once C2's code would have been ready, C1's runs a rewrite 1.6x
  * slower, but C2 needs some 30,000 rewrites to pay back what compiling ASM costs, and an
  * application has a few thousand classes with loops. {@code preempt.jit=c2} is for one that
- * loads new ones without end. Only the agent's own classes match: the application's, the
- * JDK's and the runtime's (the scheduler, the poll itself) keep C2. {@code jcmd <pid>
- * Compiler.directives_print} shows the directive.
+ * loads new ones without end.
+ *
+ * <p>Excluding a method keeps C2 from compiling it, not from inlining it. The JDK's {@code
+ * TransformerManager.transform} runs once per class load and per transformer, so C2 compiles
+ * it, and it inlined the agent's transformer, {@code PollInjector.transform} and {@code
+ * instrument} into it: 200 ms of C2 in one Spring Boot start, for code that calls the tier-1
+ * ASM at once. A second directive, matched only where the class-loading path enters the
+ * injector ({@code sun/instrument}, {@code java/lang/instrument}, and the agent's transformer,
+ * its {@code PollInjectors} and {@code DeferredPolls}), tells C2 not to inline the injector or
+ * ASM there. The directives do not overlap; the first in the file is matched first anyway.
+ * Only those classes match: the application's, the rest of the JDK's and the runtime's (the
+ * scheduler, the poll itself) keep C2 as it was. {@code jcmd <pid> Compiler.directives_print}
+ * shows both.
  *
  * <p>Not pushed where C1 is not there to take over: with {@code -XX:-TieredCompilation} or
  * {@code -XX:CompilationMode=high-only} the excluded methods would stay interpreted. Not pushed
@@ -44,10 +54,20 @@ import javax.management.ObjectName;
  * leaves it interpreted for good.
  */
 public final class JitDirective implements Runnable {
-  /** The directive: the injector and the shaded ASM, C2 only. */
+  /**
+   * The directives, C2 only: the injector and the shaded ASM are not compiled; where the class
+   * loading path calls them, they are not inlined either. The first in the file is matched first.
+   */
   static final String JSON =
       "[{match: [\"io/gmp4j/agent/poll/*.*\", \"io/gmp4j/agent/shaded/*.*\"],"
-          + " c2: {Exclude: true}}]";
+          + " c2: {Exclude: true}},"
+          + " {match: [\"sun/instrument/*.*\", \"java/lang/instrument/*.*\","
+          + " \"io/gmp4j/agent/PreemptPollTransformer.*\", \"io/gmp4j/agent/PollInjectors*.*\","
+          + " \"io/gmp4j/agent/DeferredPolls*.*\"],"
+          + " c2: {inline: [\"-io/gmp4j/agent/poll/*.*\", \"-io/gmp4j/agent/shaded/*.*\"]}}]";
+
+  /** What HotSpot answers when it has taken both. */
+  private static final String ADDED = "2 compiler directives added";
 
   private static final String DIAGNOSTIC_COMMAND = "com.sun.management:type=DiagnosticCommand";
 
@@ -104,7 +124,7 @@ public final class JitDirective implements Runnable {
                 new Object[] {new String[] {file.toString()}},
                 new String[] {String[].class.getName()});
         String s = String.valueOf(said).strip();
-        return s.startsWith("1 compiler directives added") ? null : s;
+        return s.startsWith(ADDED) ? null : s;
       } finally {
         Files.deleteIfExists(file);
       }

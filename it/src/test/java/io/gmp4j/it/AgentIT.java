@@ -36,7 +36,7 @@ class AgentIT {
 
   /**
    * 'JIT directive' (the agent's JitDirective): C2 is kept off the poll injector where C1 takes
-   * over, and only the injector's directive is pushed.
+   * over, does not inline it into the class-loading path, and C1 is left alone.
    */
   @Test
   void jitDirectiveKeepsC2OffTheInjector() throws Exception {
@@ -45,6 +45,8 @@ class AgentIT {
     assertEquals("true", r.value("directive"), r.toString());
     assertEquals("true", r.value("c2Excluded"), r.toString());
     assertEquals("false", r.value("c1Excluded"), r.toString());
+    assertEquals("true", r.value("c2NoInline"), r.toString());
+    assertEquals("false", r.value("c1NoInline"), r.toString());
     assertTrue(r.err().contains("C2 kept off the poll injector"), r.toString());
     assertEquals(List.of(), r.leftFiles(), r.toString());
   }
