@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.jar.JarFile;
 
@@ -106,6 +107,13 @@ final class AgentInstaller {
 
   /** The phases of the install under way ('inittrace' in InitTrace). Guarded by the class lock. */
   private static InitTrace trace;
+
+  /**
+   * True once step 8 wove ManagementFactory and left the MXBean's registration to the MBean
+   * server's start ('Registered when the server starts' in Exporters); step 10 then registers
+   * nothing itself. Guarded by the class lock.
+   */
+  private static boolean jmxOnServerStart;
 
   private AgentInstaller() {}
 
@@ -206,7 +214,7 @@ final class AgentInstaller {
       trace.phase("scheduler");
 
       step = "instrument the JDK";
-      if (!instrumentJdk(inst)) { // step 8
+      if (!instrumentJdk(inst, hooks, premain)) { // step 8
         return;
       }
 
@@ -284,7 +292,8 @@ final class AgentInstaller {
    * Step 8. Returns false, after one line, when VirtualThread could not be woven: gmp4j would
    * then run no thread. ForkJoinWorkerThread failing only costs spinning, and only warns.
    */
-  private static boolean instrumentJdk(Instrumentation inst) {
+  private static boolean instrumentJdk(Instrumentation inst, Class<?> hooks, boolean premain)
+      throws ReflectiveOperationException {
     trace.phase("shapes");
     List<JdkWeaver.Site> sites = new ArrayList<>(VirtualThreadInstrumentation.sites());
     // Timers on the P: without this shape timeouts stay on the JDK's timer threads.
@@ -301,12 +310,26 @@ final class AgentInstaller {
       sites.addAll(ForkJoinWorkerThreadInstrumentation.sites());
     }
     sites.addAll(SyscallInstrumentations.sites()); // DESIGN.md section 5
+    if (premain) {
+      // 'Registered when the server starts' in Exporters: the registration waits in Hooks
+      // before the weave, so that no server can start between the two unseen.
+      hooks
+          .getMethod("onPlatformMBeanServer", Consumer.class)
+          .invoke(null, new io.gmp4j.agent.exporter.Exporters.Registration(new StderrLine()));
+      sites.addAll(ManagementFactoryInstrumentation.sites());
+    }
     JdkWeaver weaver =
         new JdkWeaver(sites, Set.of(VirtualThreadInstrumentation.TYPE), Stderr.NOT_INSTALLED);
     weaver.install(inst);
     trace.phase("weave");
+    boolean installs = weaver.wasTransformed(VirtualThreadInstrumentation.TYPE);
+    jmxOnServerStart =
+        premain && installs && weaver.wasTransformed(ManagementFactoryInstrumentation.TYPE);
+    if (premain && !jmxOnServerStart) {
+      hooks.getMethod("onPlatformMBeanServer", Consumer.class).invoke(null, (Object) null);
+    }
 
-    if (!weaver.wasTransformed(VirtualThreadInstrumentation.TYPE)) {
+    if (!installs) {
       if (!weaver.hasFailed(VirtualThreadInstrumentation.TYPE)) {
         Stderr.line(
             "gmp4j: "
@@ -329,6 +352,7 @@ final class AgentInstaller {
           io.gmp4j.agent.exporter.Exporters.start(
               System.getProperty("gmp.exporter.host"),
               System.getProperty("gmp.exporter.port"),
+              jmxOnServerStart,
               new StderrLine());
       if (line != null) {
         Stderr.line(line);
@@ -395,7 +419,7 @@ final class AgentInstaller {
       return null;
     }
     if (!"c2".equals(options.get("preempt.jit"))) {
-      JitDirective.start(); // 'JIT directive'
+      JitDirective.start(inst); // 'JIT directive'
     }
     Coverage coverage = Coverage.global();
     hooks

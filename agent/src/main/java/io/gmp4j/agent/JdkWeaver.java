@@ -52,6 +52,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *                    catch-all around the body that does the same and rethrows
  * NETPOLL_BRACKET    the same with enterNetpoll / exitNetpoll
  * KNOWN_QUEUED_WORK  before every ireturn: v = Hooks.hasKnownQueuedWork(v), v kept on a throw
+ * MBEAN_SERVER       before every areturn: try { Hooks.platformMBeanServer(v); } ..., v returned
  * </pre>
  *
  * The class-file API recomputes the stack-map frames of the methods it rewrites; the others are
@@ -84,7 +85,8 @@ final class JdkWeaver implements ClassFileTransformer {
     EXIT_SYSCALL,
     SYSCALL_BRACKET,
     NETPOLL_BRACKET,
-    KNOWN_QUEUED_WORK
+    KNOWN_QUEUED_WORK,
+    MBEAN_SERVER
   }
 
   /**
@@ -123,6 +125,8 @@ final class JdkWeaver implements ClassFileTransformer {
   private static final MethodTypeDesc VOID = MethodTypeDesc.of(ConstantDescs.CD_void);
   private static final MethodTypeDesc VOID_OF_BOOLEAN =
       MethodTypeDesc.of(ConstantDescs.CD_void, ConstantDescs.CD_boolean);
+  private static final MethodTypeDesc VOID_OF_OBJECT =
+      MethodTypeDesc.of(ConstantDescs.CD_void, ConstantDescs.CD_Object);
   private static final MethodTypeDesc BOOLEAN_OF_BOOLEAN =
       MethodTypeDesc.of(ConstantDescs.CD_boolean, ConstantDescs.CD_boolean);
   private static final MethodTypeDesc EXECUTOR_OF_EXECUTOR = MethodTypeDesc.of(EXECUTOR, EXECUTOR);
@@ -282,6 +286,7 @@ final class JdkWeaver implements ClassFileTransformer {
       case SYSCALL_BRACKET -> new Bracket("enterSyscall", "exitSyscall");
       case NETPOLL_BRACKET -> new Bracket("enterNetpoll", "exitNetpoll");
       case KNOWN_QUEUED_WORK -> new KnownQueuedWork();
+      case MBEAN_SERVER -> new MBeanServerReturned();
       default -> new AtEntry(hook);
     };
   }
@@ -382,6 +387,26 @@ final class JdkWeaver implements ClassFileTransformer {
         b.iload(v).invokestatic(HOOKS, "hasKnownQueuedWork", BOOLEAN_OF_BOOLEAN).istore(v);
         endSuppressed(b, s);
         b.iload(v);
+      }
+      b.with(e);
+    }
+  }
+
+  /** MBEAN_SERVER; one instance per method. */
+  private static final class MBeanServerReturned implements CodeTransform {
+    private int v = -1;
+
+    @Override
+    public void accept(CodeBuilder b, CodeElement e) {
+      if (e instanceof ReturnInstruction r && r.typeKind() == TypeKind.REFERENCE) {
+        if (v < 0) {
+          v = b.allocateLocal(TypeKind.REFERENCE);
+        }
+        b.astore(v);
+        Label s = beginSuppressed(b);
+        b.aload(v).invokestatic(HOOKS, "platformMBeanServer", VOID_OF_OBJECT);
+        endSuppressed(b, s);
+        b.aload(v);
       }
       b.with(e);
     }

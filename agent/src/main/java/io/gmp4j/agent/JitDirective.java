@@ -1,11 +1,14 @@
 package io.gmp4j.agent;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
+import java.lang.instrument.Instrumentation;
 import java.lang.management.ManagementFactory;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import javax.management.MBeanServer;
+import java.util.Map;
+import java.util.Set;
 import javax.management.ObjectName;
 
 /**
@@ -49,6 +52,22 @@ import javax.management.ObjectName;
  * temporary directory that cannot be written, {@code CompilerDirectivesLimit} reached) costs
  * nothing but the start-up it would have saved; {@link #push} says why, for {@code inittrace}.
  *
+ * <h2>Without the MBean server</h2>
+ *
+ * The public route to a diagnostic command is the DiagnosticCommand MBean, and it starts the
+ * platform MBean server: on this kind of machine 250-450 ms and about 0.35 s of CPU (every
+ * platform MXBean is introspected and registered), for one command. An application that never
+ * uses JMX would pay that at every start. So the agent opens {@code jdk.management}'s {@code
+ * com.sun.management.internal} to the runtime (as it opens {@code java.lang} to it), and the
+ * runtime's {@code Hooks.diagnosticCommand} calls the command's implementation, {@code
+ * DiagnosticCommandImpl.executeDiagnosticCommand}, the native method behind the MBean's
+ * operations: about 10 ms of CPU. Not opened to the agent's own module: that is the unnamed
+ * module of the application's class path, whose code would then reach those internals too. That
+ * class is JDK 25's internals, so where it is missing or the call fails before reaching HotSpot,
+ * the MBean route serves, as it does for bench/, which has no {@code Instrumentation}. The exporter's MXBean
+ * waits for the MBean server in the same spirit ('Registered when the server starts' in the
+ * agent's {@code Exporters}).
+ *
  * <p>Rejected: {@code -XX:CompileCommand} and {@code -XX:CompilerDirectivesFile}, which are
  * command-line flags a user would have to add; excluding the injector from both compilers, which
  * leaves it interpreted for good.
@@ -71,15 +90,23 @@ public final class JitDirective implements Runnable {
 
   private static final String DIAGNOSTIC_COMMAND = "com.sun.management:type=DiagnosticCommand";
 
-  private JitDirective() {}
+  /** Where JDK 25 keeps the diagnostic commands' implementation, in {@code jdk.management}. */
+  private static final String DCMD_PACKAGE = "com.sun.management.internal";
+
+  /** The agent's, to open {@code jdk.management} for the direct call; null in bench/. */
+  private final Instrumentation inst;
+
+  private JitDirective(Instrumentation inst) {
+    this.inst = inst;
+  }
 
   /**
    * Pushes the directive from a daemon thread of its own, so that premain does not wait for the
    * platform MBean server; with {@code inittrace=1} the thread prints what came of it. A class,
    * not a lambda, which would link on premain's thread ('No lambdas' in JdkWeaver).
    */
-  static void start() {
-    Thread t = new Thread(new JitDirective(), "gmp4j-jit-directive");
+  static void start(Instrumentation inst) {
+    Thread t = new Thread(new JitDirective(inst), "gmp4j-jit-directive");
     t.setDaemon(true);
     t.start();
   }
@@ -87,7 +114,7 @@ public final class JitDirective implements Runnable {
   @Override
   public void run() {
     long t0 = System.nanoTime();
-    String why = push();
+    String why = push(inst);
     if (InitTrace.enabled()) {
       Stderr.line(
           why == null
@@ -99,37 +126,93 @@ public final class JitDirective implements Runnable {
   }
 
   /**
-   * Pushes the directive. Returns null once it is on HotSpot's stack, else why not. Never throws.
-   * Blocks for as long as the platform MBean server takes to start: call it off premain's thread.
-   * Public for bench/'s InjectorWarmup, which measures what it saves.
+   * Pushes the directives. Returns null once they are on HotSpot's stack, else why not. Never
+   * throws. With {@code inst}, through the diagnostic command's own object ('Without the MBean
+   * server'); without it, or if that fails, through the platform MBean server, whose start takes
+   * a few hundred milliseconds: call it off premain's thread. Public for bench/'s InjectorWarmup,
+   * which measures what it saves.
    */
-  public static String push() {
+  public static String push(Instrumentation inst) {
     try {
       String why = whyNot(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class));
       if (why != null) {
         return why;
       }
-      // The slow part (the MBean server's start) before the file exists: a Runtime.halt of the
-      // app can then leave it behind only in the milliseconds that HotSpot takes to parse it.
-      MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-      ObjectName dcmd = new ObjectName(DIAGNOSTIC_COMMAND);
+      // The command's object before the file exists: a Runtime.halt of the app can then leave
+      // the file behind only in the milliseconds that HotSpot takes to parse it.
+      Direct direct = inst == null ? null : direct(inst);
       Path file = Files.createTempFile("gmp4j-jit-", ".json");
       try {
         file.toFile().deleteOnExit();
         Files.writeString(file, JSON, StandardCharsets.US_ASCII);
-        Object said =
-            server.invoke(
-                dcmd,
-                "compilerDirectivesAdd",
-                new Object[] {new String[] {file.toString()}},
-                new String[] {String[].class.getName()});
-        String s = String.valueOf(said).strip();
+        String said = direct == null ? null : direct.directivesAdd(file.toString());
+        if (said == null) {
+          said = viaMBeanServer(file.toString());
+        }
+        String s = said.strip();
         return s.startsWith(ADDED) ? null : s;
       } finally {
         Files.deleteIfExists(file);
       }
     } catch (Throwable t) {
       return Stderr.describe(t);
+    }
+  }
+
+  /**
+   * {@code Compiler.directives_add <file>} by the public route: the DiagnosticCommand MBean, in
+   * the platform MBean server, which this starts. Returns what HotSpot said.
+   */
+  private static String viaMBeanServer(String file) throws Exception {
+    Object said =
+        ManagementFactory.getPlatformMBeanServer()
+            .invoke(
+                new ObjectName(DIAGNOSTIC_COMMAND),
+                "compilerDirectivesAdd",
+                new Object[] {new String[] {file}},
+                new String[] {String[].class.getName()});
+    return String.valueOf(said);
+  }
+
+  /** The direct route: see 'Without the MBean server'. */
+  private record Direct(Method diagnosticCommand) {
+    /**
+     * What HotSpot said to {@code Compiler.directives_add <file>}, or null if the call did not
+     * reach it (then the public route serves).
+     */
+    String directivesAdd(String file) {
+      try {
+        Object said = diagnosticCommand.invoke(null, "Compiler.directives_add " + file);
+        return said == null ? null : said.toString();
+      } catch (ReflectiveOperationException | LinkageError e) {
+        return null;
+      }
+    }
+  }
+
+  /**
+   * The runtime's {@code Hooks.diagnosticCommand}, with {@code jdk.management}'s internals opened
+   * to the runtime alone (the boot class path's unnamed module, to which the agent opens {@code
+   * java.lang} too; not the agent's, which is the application's class path); null where this JVM
+   * has no {@code jdk.management} to open.
+   */
+  private static Direct direct(Instrumentation inst) {
+    try {
+      Module jdkManagement = ModuleLayer.boot().findModule("jdk.management").orElse(null);
+      if (jdkManagement == null || !inst.isModifiableModule(jdkManagement)) {
+        return null;
+      }
+      Class<?> hooks = Class.forName("io.gmp4j.runtime.Hooks", false, null);
+      inst.redefineModule(
+          jdkManagement,
+          Set.of(),
+          Map.of(),
+          Map.of(DCMD_PACKAGE, Set.of(hooks.getModule())),
+          Set.of(),
+          Map.of());
+      return new Direct(hooks.getMethod("diagnosticCommand", String.class));
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return null;
     }
   }
 

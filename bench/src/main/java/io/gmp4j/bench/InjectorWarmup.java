@@ -35,7 +35,7 @@ public final class InjectorWarmup {
       System.exit(2);
     }
     if (args[0].equals("c1")) {
-      String why = JitDirective.push();
+      String why = JitDirective.push(null);
       if (why != null) {
         System.err.println("InjectorWarmup: the directive was not pushed: " + why);
         System.exit(1);

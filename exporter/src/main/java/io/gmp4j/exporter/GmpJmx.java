@@ -29,7 +29,19 @@ public final class GmpJmx {
    *     misconfigured MBean server builder)
    */
   public static synchronized boolean register() {
-    MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+    return register(ManagementFactory.getPlatformMBeanServer());
+  }
+
+  /**
+   * Registers the MXBean in {@code server} unless {@value #OBJECT_NAME} is registered there
+   * already; returns true if this call registered it. Takes no lock of its own: the agent calls
+   * it while {@code ManagementFactory.getPlatformMBeanServer()} returns the server, under that
+   * method's lock, which {@link #register()} takes after its own. Two calls at once are told
+   * apart by the server: the second finds the name taken. Any thread.
+   *
+   * @throws IllegalStateException if the MBean server refuses it
+   */
+  public static boolean register(MBeanServer server) {
     ObjectName name = objectName();
     if (server.isRegistered(name)) {
       return false;

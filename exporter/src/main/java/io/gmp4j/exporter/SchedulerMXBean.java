@@ -2,7 +2,8 @@ package io.gmp4j.exporter;
 
 /**
  * gmp4j's scheduler in JConsole and JMC: the MXBean {@value GmpJmx#OBJECT_NAME}, registered by
- * the agent at start or by {@link GmpJmx#register()}.
+ * the agent (under {@code -javaagent}, when the platform MBean server starts) or by {@link
+ * GmpJmx#register()}.
  *
  * <p>Each attribute is one {@code /sched} metric, named after its Micrometer name without {@code
  * gmp.sched.} in UpperCamelCase (README.md has the table): {@code GoroutinesRunning} is {@code

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import example.apps.CustomSchedulerChild;
 import example.apps.JitDirectiveProbe;
+import example.apps.JmxProbe;
 import example.apps.Unmodified;
 import java.time.Duration;
 import java.util.List;
@@ -47,6 +48,32 @@ class AgentIT {
     assertEquals("false", r.value("c1Excluded"), r.toString());
     assertEquals("true", r.value("c2NoInline"), r.toString());
     assertEquals("false", r.value("c1NoInline"), r.toString());
+    assertTrue(r.err().contains("C2 kept off the poll injector"), r.toString());
+    assertEquals(List.of(), r.leftFiles(), r.toString());
+  }
+
+  /**
+   * 'Registered when the server starts' (the agent's Exporters): the agent's start leaves the
+   * platform MBean server unstarted, and the MXBean is in it as soon as the application starts
+   * it. Neither the JIT directive nor the registration may start it, and the directive's route
+   * around it opens nothing to the application.
+   */
+  @Test
+  void mxBeanWaitsForThePlatformMBeanServer() throws Exception {
+    ChildJvm.Result r =
+        ChildJvm.run(
+            List.of(
+                "-Xverify:all",
+                "--add-opens=java.management/java.lang.management=ALL-UNNAMED",
+                ChildJvm.javaagent("gomaxprocs=3,inittrace=1")),
+            Map.of(),
+            JmxProbe.class,
+            LIMIT);
+    assertEquals(0, r.exit(), r.toString());
+    assertEquals("false", r.value("serverAtStart"), r.toString());
+    assertEquals("false", r.value("internalsOpenToApp"), r.toString());
+    assertEquals("true", r.value("registered"), r.toString());
+    assertEquals("3", r.value("gomaxprocs"), r.toString());
     assertTrue(r.err().contains("C2 kept off the poll injector"), r.toString());
     assertEquals(List.of(), r.leftFiles(), r.toString());
   }

@@ -75,6 +75,75 @@ public final class Hooks {
   }
 
   /**
+   * What the agent runs once the platform MBean server exists: the registration of its MXBean
+   * ('Registered when the server starts' in the agent's Exporters). Set by the agent before it
+   * weaves ManagementFactory; taken, once, by the first {@link #platformMBeanServer} with {@code
+   * getAndSet(null)} (a volatile read-modify-write), so that one caller runs it.
+   */
+  private static final java.util.concurrent.atomic.AtomicReference<
+          java.util.function.Consumer<Object>>
+      ON_PLATFORM_MBEAN_SERVER = new java.util.concurrent.atomic.AtomicReference<>();
+
+  /** Sets what {@link #platformMBeanServer} runs, once. The agent, before the weave. */
+  public static void onPlatformMBeanServer(java.util.function.Consumer<Object> action) {
+    ON_PLATFORM_MBEAN_SERVER.set(action);
+  }
+
+  /**
+   * Advice at every return of {@code java.lang.management.ManagementFactory
+   * .getPlatformMBeanServer()}, the one way to the platform MBean server: the first call that
+   * finds an action set takes it and runs it with the server, before the server reaches its
+   * caller, so that any JMX client that can see the server sees the agent's MXBean in it. Runs
+   * under ManagementFactory's class lock (the method is {@code static synchronized}); the action
+   * must not take a lock that a thread may hold while it calls that method. Any thread; never
+   * throws.
+   */
+  public static void platformMBeanServer(Object server) {
+    if (server == null || ON_PLATFORM_MBEAN_SERVER.get() == null) {
+      return; // every call after the first: one volatile read
+    }
+    java.util.function.Consumer<Object> action = ON_PLATFORM_MBEAN_SERVER.getAndSet(null);
+    if (action == null) {
+      return;
+    }
+    try {
+      action.accept(server);
+    } catch (Throwable ignored) {
+      // the action reports its own failure; the server goes to its caller as it is
+    }
+  }
+
+  /**
+   * Runs one diagnostic command, as {@code jcmd <pid> <command>} would, without the platform MBean
+   * server that the public route (the DiagnosticCommand MBean) starts: 'Without the MBean
+   * server' in the agent's JitDirective, which opens {@code jdk.management}'s {@code
+   * com.sun.management.internal} to this module first. Returns what HotSpot answered, or null
+   * where JDK 25's {@code DiagnosticCommandImpl} is not there to call (another JDK, the package
+   * not opened). The agent only; any thread; never throws.
+   */
+  public static String diagnosticCommand(String command) {
+    try {
+      Module jdkManagement = ModuleLayer.boot().findModule("jdk.management").orElse(null);
+      Class<?> type =
+          jdkManagement == null
+              ? null
+              : Class.forName(jdkManagement, "com.sun.management.internal.DiagnosticCommandImpl");
+      if (type == null) {
+        return null;
+      }
+      java.lang.reflect.Method get = type.getDeclaredMethod("getDiagnosticCommandMBean");
+      java.lang.reflect.Method execute =
+          type.getDeclaredMethod("executeDiagnosticCommand", String.class);
+      get.setAccessible(true);
+      execute.setAccessible(true);
+      Object impl = get.invoke(null);
+      return impl == null ? null : (String) execute.invoke(impl, command);
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return null;
+    }
+  }
+
+  /**
    * Advice on {@code ForkJoinWorkerThread.hasKnownQueuedWork()}, which j.u.c's
    * LinkedTransferQueue and SynchronousQueue ask before they spin: answers "do not spin" by Go's
    * sync_runtime_canSpin rule when the caller is a G. Spinning is useless when no other P is
