@@ -129,6 +129,7 @@ class SyscallInstrumentationTest {
     all.addAll(VirtualThreadInstrumentation.scheduleSites());
     all.addAll(ForkJoinWorkerThreadInstrumentation.sites());
     all.addAll(SyscallInstrumentations.sites());
+    all.addAll(ManagementFactoryInstrumentation.sites());
     Set<String> types = new TreeSet<>();
     for (JdkWeaver.Site s : all) {
       types.add(s.type());
