@@ -6,10 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import example.apps.CustomSchedulerChild;
 import example.apps.JitDirectiveProbe;
 import example.apps.JmxProbe;
+import example.apps.JmxWatch;
 import example.apps.Unmodified;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -76,6 +78,36 @@ class AgentIT {
     assertEquals("3", r.value("gomaxprocs"), r.toString());
     assertTrue(r.err().contains("C2 kept off the poll injector"), r.toString());
     assertEquals(List.of(), r.leftFiles(), r.toString());
+  }
+
+  /**
+   * The same for a client from outside: {@code jcmd ManagementAgent.start_local}, what JConsole
+   * runs to connect, starts the server on its own thread, and the MXBean is in it by then.
+   */
+  @Test
+  void mxBeanIsInTheServerThatJcmdStarts() throws Exception {
+    try (LiveChild child =
+        LiveChild.java(
+            List.of(
+                "-Xverify:all",
+                "--add-opens=java.management/java.lang.management=ALL-UNNAMED",
+                ChildJvm.javaagent("")),
+            Map.of(),
+            JmxWatch.class)) {
+      child.awaitOut("ready"::equals, Duration.ofSeconds(30));
+      Process jcmd =
+          new ProcessBuilder(
+                  ChildJvm.JAVA.resolveSibling("jcmd").toString(),
+                  Long.toString(child.pid()),
+                  "ManagementAgent.start_local")
+              .redirectErrorStream(true)
+              .start();
+      String said = new String(jcmd.getInputStream().readAllBytes());
+      assertTrue(jcmd.waitFor(30, TimeUnit.SECONDS), "jcmd hangs: " + said);
+      assertEquals(0, jcmd.exitValue(), said);
+      String line = child.awaitOut(l -> l.startsWith("registered="), Duration.ofSeconds(30));
+      assertEquals("registered=true", line, said + "\n" + child.out() + child.err());
+    }
   }
 
   /** Where C2 is the only compiler, excluding it would leave the injector interpreted. */
