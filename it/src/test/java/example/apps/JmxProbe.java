@@ -12,9 +12,8 @@ import javax.management.ObjectName;
  * reads ManagementFactory's private field (the child runs with {@code --add-opens
  * java.management/java.lang.management=ALL-UNNAMED}) and prints {@code serverAtStart=}, and
  * whether this class path may open the JDK internals that the JIT directive uses ({@code
- * internalsOpenToApp=}); then
- * starts the server, as any JMX client would, and prints {@code registered=} and the MXBean's
- * {@code gomaxprocs=}.
+ * internalsOpenToApp=}); then starts the server, as any JMX client would, and prints {@code
+ * registered=} and the MXBean's {@code gomaxprocs=}.
  */
 public final class JmxProbe {
   private JmxProbe() {}
@@ -45,7 +44,11 @@ public final class JmxProbe {
     System.out.println("internalsOpenToApp=" + opened);
     Field f = ManagementFactory.class.getDeclaredField("platformMBeanServer");
     f.setAccessible(true);
-    System.out.println("serverAtStart=" + (f.get(null) != null));
+    boolean atStart;
+    synchronized (ManagementFactory.class) { // the field is written under this lock
+      atStart = f.get(null) != null;
+    }
+    System.out.println("serverAtStart=" + atStart);
     MBeanServer server = ManagementFactory.getPlatformMBeanServer();
     ObjectName name = new ObjectName("io.gmp4j:type=Scheduler");
     boolean registered = server.isRegistered(name);

@@ -285,8 +285,9 @@ final class JdkWeaver implements ClassFileTransformer {
     return switch (hook) {
       case SYSCALL_BRACKET -> new Bracket("enterSyscall", "exitSyscall");
       case NETPOLL_BRACKET -> new Bracket("enterNetpoll", "exitNetpoll");
-      case KNOWN_QUEUED_WORK -> new KnownQueuedWork();
-      case MBEAN_SERVER -> new MBeanServerReturned();
+      case KNOWN_QUEUED_WORK ->
+          new AtReturn(TypeKind.INT, "hasKnownQueuedWork", BOOLEAN_OF_BOOLEAN);
+      case MBEAN_SERVER -> new AtReturn(TypeKind.REFERENCE, "platformMBeanServer", VOID_OF_OBJECT);
       default -> new AtEntry(hook);
     };
   }
@@ -372,41 +373,38 @@ final class JdkWeaver implements ClassFileTransformer {
     }
   }
 
-  /** KNOWN_QUEUED_WORK; one instance per method. */
-  private static final class KnownQueuedWork implements CodeTransform {
+  /**
+   * KNOWN_QUEUED_WORK and MBEAN_SERVER: before every return of a {@code kind} value, the value
+   * goes to {@code hook}, which returns what the method returns instead (KNOWN_QUEUED_WORK) or
+   * returns nothing, and the value stays (MBEAN_SERVER); on a throw it stays too. One instance
+   * per method.
+   */
+  private static final class AtReturn implements CodeTransform {
+    private final TypeKind kind;
+    private final String hook;
+    private final MethodTypeDesc type;
     private int v = -1;
 
-    @Override
-    public void accept(CodeBuilder b, CodeElement e) {
-      if (e instanceof ReturnInstruction r && r.typeKind() == TypeKind.INT) {
-        if (v < 0) {
-          v = b.allocateLocal(TypeKind.INT);
-        }
-        b.istore(v);
-        Label s = beginSuppressed(b);
-        b.iload(v).invokestatic(HOOKS, "hasKnownQueuedWork", BOOLEAN_OF_BOOLEAN).istore(v);
-        endSuppressed(b, s);
-        b.iload(v);
-      }
-      b.with(e);
+    AtReturn(TypeKind kind, String hook, MethodTypeDesc type) {
+      this.kind = kind;
+      this.hook = hook;
+      this.type = type;
     }
-  }
-
-  /** MBEAN_SERVER; one instance per method. */
-  private static final class MBeanServerReturned implements CodeTransform {
-    private int v = -1;
 
     @Override
     public void accept(CodeBuilder b, CodeElement e) {
-      if (e instanceof ReturnInstruction r && r.typeKind() == TypeKind.REFERENCE) {
+      if (e instanceof ReturnInstruction r && r.typeKind() == kind) {
         if (v < 0) {
-          v = b.allocateLocal(TypeKind.REFERENCE);
+          v = b.allocateLocal(kind);
         }
-        b.astore(v);
+        b.storeLocal(kind, v);
         Label s = beginSuppressed(b);
-        b.aload(v).invokestatic(HOOKS, "platformMBeanServer", VOID_OF_OBJECT);
+        b.loadLocal(kind, v).invokestatic(HOOKS, hook, type);
+        if (!type.returnType().equals(ConstantDescs.CD_void)) {
+          b.storeLocal(kind, v);
+        }
         endSuppressed(b, s);
-        b.aload(v);
+        b.loadLocal(kind, v);
       }
       b.with(e);
     }

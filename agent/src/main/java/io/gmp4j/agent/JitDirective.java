@@ -25,7 +25,7 @@ import javax.management.ObjectName;
  * and takes 1.0 s less CPU (BENCHMARKS.md, 'The injector on C1: preempt.jit').
  *
  * <p>So at install the agent pushes a compiler directive (JEP 165, what {@code jcmd <pid>
- * Compiler.directives_add} does) through the DiagnosticCommand MBean: the methods of {@code
+ * Compiler.directives_add} does; 'Without the MBean server' says how): the methods of {@code
  * io/gmp4j/agent/poll/} and of the agent's shaded ASM are excluded from C2. HotSpot then marks
  * each one not compilable at tier 4 when it first asks, and compiles it at tier 1 (C1, fully
  * optimised, without profiling). Once C2's code would have been ready, C1's runs a rewrite 1.6x
@@ -64,9 +64,9 @@ import javax.management.ObjectName;
  * operations: about 10 ms of CPU. Not opened to the agent's own module: that is the unnamed
  * module of the application's class path, whose code would then reach those internals too. That
  * class is JDK 25's internals, so where it is missing or the call fails before reaching HotSpot,
- * the MBean route serves, as it does for bench/, which has no {@code Instrumentation}. The exporter's MXBean
- * waits for the MBean server in the same spirit ('Registered when the server starts' in the
- * agent's {@code Exporters}).
+ * the MBean route serves, as it does for bench/, which has no {@code Instrumentation}. The
+ * exporter's MXBean waits for the MBean server in the same spirit ('Registered when the server
+ * starts' in the agent's {@code Exporters}).
  *
  * <p>Rejected: {@code -XX:CompileCommand} and {@code -XX:CompilerDirectivesFile}, which are
  * command-line flags a user would have to add; excluding the injector from both compilers, which
@@ -101,9 +101,10 @@ public final class JitDirective implements Runnable {
   }
 
   /**
-   * Pushes the directive from a daemon thread of its own, so that premain does not wait for the
-   * platform MBean server; with {@code inittrace=1} the thread prints what came of it. A class,
-   * not a lambda, which would link on premain's thread ('No lambdas' in JdkWeaver).
+   * Pushes the directives from a daemon thread of its own, so that premain waits neither for the
+   * platform MXBeans' provider nor, on the fallback route, for the MBean server; with {@code
+   * inittrace=1} the thread prints what came of it. A class, not a lambda, which would link on
+   * premain's thread ('No lambdas' in JdkWeaver).
    */
   static void start(Instrumentation inst) {
     Thread t = new Thread(new JitDirective(inst), "gmp4j-jit-directive");

@@ -119,7 +119,8 @@ public final class Hooks {
    * server' in the agent's JitDirective, which opens {@code jdk.management}'s {@code
    * com.sun.management.internal} to this module first. Returns what HotSpot answered, or null
    * where JDK 25's {@code DiagnosticCommandImpl} is not there to call (another JDK, the package
-   * not opened). The agent only; any thread; never throws.
+   * not opened). For the agent; it gives nothing that the public DiagnosticCommand MBean does not
+   * give any code in the JVM. Any thread; never throws.
    */
   public static String diagnosticCommand(String command) {
     try {
