@@ -110,8 +110,9 @@ final class AgentInstaller {
 
   /**
    * True once step 8 wove ManagementFactory and left the MXBean's registration to the MBean
-   * server's start ('Registered when the server starts' in Exporters); step 10 then registers
-   * nothing itself. Guarded by the class lock.
+   * server's start, or, on an attach, registered it in the server already up ('Registered when
+   * the server starts' in Exporters); step 10 then registers nothing itself. Guarded by the class
+   * lock.
    */
   private static boolean jmxOnServerStart;
 
@@ -310,22 +311,22 @@ final class AgentInstaller {
       sites.addAll(ForkJoinWorkerThreadInstrumentation.sites());
     }
     sites.addAll(SyscallInstrumentations.sites()); // DESIGN.md section 5
-    if (premain) {
-      // 'Registered when the server starts' in Exporters: the registration waits in Hooks
-      // before the weave, so that no server can start between the two unseen.
-      hooks
-          .getMethod("onPlatformMBeanServer", Consumer.class)
-          .invoke(null, new io.gmp4j.agent.exporter.Exporters.Registration(new StderrLine()));
-      sites.addAll(ManagementFactoryInstrumentation.sites());
-    }
+    // 'Registered when the server starts' in Exporters: the registration waits in Hooks
+    // before the weave, so that no server can start between the two unseen.
+    hooks
+        .getMethod("onPlatformMBeanServer", Consumer.class)
+        .invoke(null, new io.gmp4j.agent.exporter.Exporters.Registration(new StderrLine()));
+    sites.addAll(ManagementFactoryInstrumentation.sites());
     JdkWeaver weaver =
         new JdkWeaver(sites, Set.of(VirtualThreadInstrumentation.TYPE), Stderr.NOT_INSTALLED);
     weaver.install(inst);
     trace.phase("weave");
     boolean installs = weaver.wasTransformed(VirtualThreadInstrumentation.TYPE);
     jmxOnServerStart =
-        premain && installs && weaver.wasTransformed(ManagementFactoryInstrumentation.TYPE);
-    if (premain && !jmxOnServerStart) {
+        installs
+            && weaver.wasTransformed(ManagementFactoryInstrumentation.TYPE)
+            && (premain || registerIfServerStarted(inst, hooks));
+    if (!jmxOnServerStart) {
       hooks.getMethod("onPlatformMBeanServer", Consumer.class).invoke(null, (Object) null);
     }
 
@@ -340,6 +341,31 @@ final class AgentInstaller {
       return false;
     }
     return true;
+  }
+
+  /**
+   * An attach may come after the platform MBean server started, which a start never does: with
+   * {@code java.lang.management} opened to the runtime, the runtime looks, and registers the
+   * MXBean now if the server is up. False if it could not tell; step 10 then registers at once,
+   * starting the server, as before.
+   */
+  private static boolean registerIfServerStarted(Instrumentation inst, Class<?> hooks) {
+    try {
+      Module javaManagement = java.lang.management.ManagementFactory.class.getModule();
+      if (!inst.isModifiableModule(javaManagement)) {
+        return false;
+      }
+      inst.redefineModule(
+          javaManagement,
+          Set.of(),
+          Map.of(),
+          Map.of("java.lang.management", Set.of(hooks.getModule())),
+          Set.of(),
+          Map.of());
+      return (Boolean) hooks.getMethod("platformMBeanServerIfStarted").invoke(null);
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return false;
+    }
   }
 
   /**

@@ -2,7 +2,7 @@ package io.gmp4j.exporter;
 
 /**
  * gmp4j's scheduler in JConsole and JMC: the MXBean {@value GmpJmx#OBJECT_NAME}, registered by
- * the agent (under {@code -javaagent}, when the platform MBean server starts) or by {@link
+ * the agent (when the platform MBean server starts) or by {@link
  * GmpJmx#register()}.
  *
  * <p>Each attribute is one {@code /sched} metric, named after its Micrometer name without {@code

@@ -95,19 +95,53 @@ class AgentIT {
             Map.of(),
             JmxWatch.class)) {
       child.awaitOut("ready"::equals, Duration.ofSeconds(30));
-      Process jcmd =
-          new ProcessBuilder(
-                  ChildJvm.JAVA.resolveSibling("jcmd").toString(),
-                  Long.toString(child.pid()),
-                  "ManagementAgent.start_local")
-              .redirectErrorStream(true)
-              .start();
-      String said = new String(jcmd.getInputStream().readAllBytes());
-      assertTrue(jcmd.waitFor(30, TimeUnit.SECONDS), "jcmd hangs: " + said);
-      assertEquals(0, jcmd.exitValue(), said);
+      String said = jcmdStartLocal(child.pid());
       String line = child.awaitOut(l -> l.startsWith("registered="), Duration.ofSeconds(30));
       assertEquals("registered=true", line, said + "\n" + child.out() + child.err());
     }
+  }
+
+  /**
+   * An attach into a JVM whose platform MBean server is not up leaves it so (the agent's own
+   * start-up threads do not start it), and the MXBean is in the server that a later {@code jcmd
+   * ManagementAgent.start_local} starts. With the eager registration of before, the server came
+   * up within half a second of the attach.
+   */
+  @Test
+  void afterAnAttachTheMxBeanWaitsForTheServerToo() throws Exception {
+    try (LiveChild child =
+        LiveChild.java(
+            List.of("-Xverify:all", "--add-opens=java.management/java.lang.management=ALL-UNNAMED"),
+            Map.of(),
+            JmxWatch.class)) {
+      child.awaitOut("ready"::equals, Duration.ofSeconds(30));
+      LiveChild.Run attach =
+          LiveChild.gmp4j(Duration.ofSeconds(60), "attach", Long.toString(child.pid()), "");
+      assertEquals(0, attach.exit(), attach + "\n" + child.out() + child.err());
+      assertTrue(attach.out().contains("gmp4j: installed by attach"), attach.toString());
+      Thread.sleep(2_000);
+      assertTrue(
+          !child.out().contains("registered="),
+          "the attach started the MBean server:\n" + child.out() + child.err());
+      String said = jcmdStartLocal(child.pid());
+      String line = child.awaitOut(l -> l.startsWith("registered="), Duration.ofSeconds(30));
+      assertEquals("registered=true", line, said + "\n" + child.out() + child.err());
+    }
+  }
+
+  /** {@code jcmd <pid> ManagementAgent.start_local}, what JConsole runs to connect. */
+  private static String jcmdStartLocal(long pid) throws Exception {
+    Process jcmd =
+        new ProcessBuilder(
+                ChildJvm.JAVA.resolveSibling("jcmd").toString(),
+                Long.toString(pid),
+                "ManagementAgent.start_local")
+            .redirectErrorStream(true)
+            .start();
+    String said = new String(jcmd.getInputStream().readAllBytes());
+    assertTrue(jcmd.waitFor(30, TimeUnit.SECONDS), "jcmd hangs: " + said);
+    assertEquals(0, jcmd.exitValue(), said);
+    return said;
   }
 
   /** Where C2 is the only compiler, excluding it would leave the injector interpreted. */

@@ -77,8 +77,9 @@ public final class Hooks {
   /**
    * What the agent runs once the platform MBean server exists: the registration of its MXBean
    * ('Registered when the server starts' in the agent's Exporters). Set by the agent before it
-   * weaves ManagementFactory; taken, once, by the first {@link #platformMBeanServer} with {@code
-   * getAndSet(null)} (a volatile read-modify-write), so that one caller runs it.
+   * weaves ManagementFactory; taken, once, by the first {@link #platformMBeanServer} (from the
+   * woven method or {@link #platformMBeanServerIfStarted}) with {@code getAndSet(null)} (a
+   * volatile read-modify-write), so that one caller runs it.
    */
   private static final java.util.concurrent.atomic.AtomicReference<
           java.util.function.Consumer<Object>>
@@ -110,6 +111,31 @@ public final class Hooks {
       action.accept(server);
     } catch (Throwable ignored) {
       // the action reports its own failure; the server goes to its caller as it is
+    }
+  }
+
+  /**
+   * For an attach, which may come after the platform MBean server started: if it is up, runs the
+   * action left by {@link #onPlatformMBeanServer} with it now, else leaves the action to the
+   * server's start. Returns false where it cannot tell (ManagementFactory's private field not
+   * there, or not opened to this module: the agent opens {@code java.lang.management} to it
+   * first); the caller then starts the server itself. Reads the field under ManagementFactory's
+   * class lock, which guards its write, so a server being started meanwhile is seen once it is
+   * up. The agent only; never throws.
+   */
+  public static boolean platformMBeanServerIfStarted() {
+    try {
+      java.lang.reflect.Field f =
+          java.lang.management.ManagementFactory.class.getDeclaredField("platformMBeanServer");
+      f.setAccessible(true);
+      Object server;
+      synchronized (java.lang.management.ManagementFactory.class) {
+        server = f.get(null);
+      }
+      platformMBeanServer(server);
+      return true;
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return false;
     }
   }
 

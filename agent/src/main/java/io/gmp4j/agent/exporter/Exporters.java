@@ -15,7 +15,7 @@ import io.gmp4j.exporter.GmpJmx;
  * of a second of a Spring Boot start, for an application that may never use JMX (Spring Boot's
  * JMX is off by default). Every JMX client, local or remote, JConsole, JMC or {@code jcmd
  * ManagementAgent.start}, reaches the server through {@code
- * ManagementFactory.getPlatformMBeanServer()}. So under {@code -javaagent} the agent weaves that
+ * ManagementFactory.getPlatformMBeanServer()}. So the agent weaves that
  * method ('JDK weaving', MBEAN_SERVER: ManagementFactoryInstrumentation) and leaves a {@link
  * Registration} with the runtime's {@code Hooks}: the first call that returns the server
  * registers the MXBean in it before its caller sees it. An application that never starts the
@@ -25,8 +25,11 @@ import io.gmp4j.exporter.GmpJmx;
  * caller of that method may hold: not {@link GmpJmx#register()}'s (synchronized, and it calls
  * the method), but {@link GmpJmx#register(javax.management.MBeanServer)} with the server given.
  *
- * <p>An attach, which has no start-up to shorten and may find the server running, registers at
- * once, on a thread of its own; so does a start whose weave of ManagementFactory failed.
+ * <p>An attach may find the server running: the runtime then looks ({@code
+ * Hooks.platformMBeanServerIfStarted}, which reads ManagementFactory's field under its lock) and
+ * registers the MXBean at once if it is; else the MXBean waits as at start. A start or an attach
+ * whose weave of ManagementFactory failed, or that could not look, registers on a thread of its
+ * own, starting the server, as before.
  */
 public final class Exporters {
   private Exporters() {}
