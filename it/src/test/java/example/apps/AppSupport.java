@@ -46,6 +46,20 @@ public final class AppSupport {
   }
 
   /**
+   * Waits until no live thread has one of {@code names} (the agent's start-up threads, say), at
+   * most {@code millis}.
+   */
+  public static void awaitThreadsEnded(long millis, String... names) throws InterruptedException {
+    java.util.Set<String> wanted = java.util.Set.of(names);
+    long deadline = System.nanoTime() + millis * 1_000_000L;
+    while (System.nanoTime() < deadline
+        && Thread.getAllStackTraces().keySet().stream()
+            .anyMatch(t -> wanted.contains(t.getName()))) {
+      Thread.sleep(10);
+    }
+  }
+
+  /**
    * Starts the seed's sleeper beside a hog: a virtual thread that sleeps 1 ms at a time until
    * {@code stop} holds, and counts in {@code ticks[0]} the wake-ups that come while {@code
    * counting} holds.

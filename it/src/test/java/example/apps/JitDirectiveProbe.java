@@ -15,12 +15,7 @@ public final class JitDirectiveProbe {
 
   public static void main(String[] args) throws Exception {
     AppSupport.watchdog(30_000, "JitDirectiveProbe");
-    long deadline = System.nanoTime() + 20_000_000_000L;
-    while (System.nanoTime() < deadline
-        && Thread.getAllStackTraces().keySet().stream()
-            .anyMatch(t -> t.getName().equals("gmp4j-jit-directive"))) {
-      Thread.sleep(10);
-    }
+    AppSupport.awaitThreadsEnded(20_000, "gmp4j-jit-directive");
     String stack =
         (String)
             ManagementFactory.getPlatformMBeanServer()

@@ -20,15 +20,7 @@ public final class JmxProbe {
 
   public static void main(String[] args) throws Exception {
     AppSupport.watchdog(30_000, "JmxProbe");
-    long deadline = System.nanoTime() + 20_000_000_000L;
-    while (System.nanoTime() < deadline
-        && Thread.getAllStackTraces().keySet().stream()
-            .anyMatch(
-                t ->
-                    t.getName().equals("gmp4j-jit-directive")
-                        || t.getName().equals("gmp4j-jmx-register"))) {
-      Thread.sleep(10);
-    }
+    AppSupport.awaitThreadsEnded(20_000, "gmp4j-jit-directive", "gmp4j-jmx-register");
     // The agent opened jdk.management's internals to its runtime only, not to this class path.
     boolean opened;
     try {

@@ -313,9 +313,8 @@ final class AgentInstaller {
     sites.addAll(SyscallInstrumentations.sites()); // DESIGN.md section 5
     // 'Registered when the server starts' in Exporters: the registration waits in Hooks
     // before the weave, so that no server can start between the two unseen.
-    hooks
-        .getMethod("onPlatformMBeanServer", Consumer.class)
-        .invoke(null, new io.gmp4j.agent.exporter.Exporters.Registration(new StderrLine()));
+    java.lang.reflect.Method onServer = hooks.getMethod("onPlatformMBeanServer", Consumer.class);
+    onServer.invoke(null, new io.gmp4j.agent.exporter.Exporters.Registration(new StderrLine()));
     sites.addAll(ManagementFactoryInstrumentation.sites());
     JdkWeaver weaver =
         new JdkWeaver(sites, Set.of(VirtualThreadInstrumentation.TYPE), Stderr.NOT_INSTALLED);
@@ -327,7 +326,7 @@ final class AgentInstaller {
             && weaver.wasTransformed(ManagementFactoryInstrumentation.TYPE)
             && (premain || registerIfServerStarted(inst, hooks));
     if (!jmxOnServerStart) {
-      hooks.getMethod("onPlatformMBeanServer", Consumer.class).invoke(null, (Object) null);
+      onServer.invoke(null, (Object) null); // nothing is to fire it, or gmp4j is not installed
     }
 
     if (!installs) {

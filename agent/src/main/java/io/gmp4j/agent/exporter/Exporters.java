@@ -35,11 +35,12 @@ public final class Exporters {
   private Exporters() {}
 
   /**
-   * Registers the MXBean in the server that the woven {@code getPlatformMBeanServer} returns;
-   * run once, by the runtime's {@code Hooks.platformMBeanServer}. A class, not a lambda
-   * ('No lambdas' in JdkWeaver).
+   * The MXBean's registration, two ways: {@link #accept} in the server that the woven {@code
+   * getPlatformMBeanServer} returns, run once by the runtime's {@code Hooks.platformMBeanServer};
+   * {@link #run} on a thread of its own, starting the server. A class, not a lambda ('No
+   * lambdas' in JdkWeaver).
    */
-  public static final class Registration implements java.util.function.Consumer<Object> {
+  public static final class Registration implements java.util.function.Consumer<Object>, Runnable {
     private final java.util.function.Consumer<String> log;
 
     public Registration(java.util.function.Consumer<String> log) {
@@ -54,23 +55,6 @@ public final class Exporters {
         log.accept(cannotRegister(t));
       }
     }
-  }
-
-  private static String cannotRegister(Throwable t) {
-    return "gmp4j: exporter: cannot register the MXBean "
-        + GmpJmx.OBJECT_NAME
-        + ": "
-        + t
-        + "; the app keeps running without it";
-  }
-
-  /** The MXBean's registration; a class, not a lambda, which would link on premain's thread. */
-  private static final class Register implements Runnable {
-    private final java.util.function.Consumer<String> log;
-
-    Register(java.util.function.Consumer<String> log) {
-      this.log = log;
-    }
 
     @Override
     public void run() {
@@ -80,6 +64,14 @@ public final class Exporters {
         log.accept(cannotRegister(t));
       }
     }
+  }
+
+  private static String cannotRegister(Throwable t) {
+    return "gmp4j: exporter: cannot register the MXBean "
+        + GmpJmx.OBJECT_NAME
+        + ": "
+        + t
+        + "; the app keeps running without it";
   }
 
   /**
@@ -92,7 +84,7 @@ public final class Exporters {
   public static String start(
       String host, String port, boolean registered, java.util.function.Consumer<String> log) {
     if (!registered) {
-      Thread jmx = new Thread(new Register(log), "gmp4j-jmx-register");
+      Thread jmx = new Thread(new Registration(log), "gmp4j-jmx-register");
       jmx.setDaemon(true);
       jmx.start();
     }
