@@ -114,10 +114,23 @@ final class PollEmitter extends ClassVisitor {
   private record Countdown(Label target, boolean heavy, boolean own) {}
 
   private final Iterator<MethodPlan> plans;
+  private String owner;
 
   PollEmitter(ClassVisitor next, List<MethodPlan> plans) {
     super(Opcodes.ASM9, next);
     this.plans = plans.iterator();
+  }
+
+  @Override
+  public void visit(
+      int version,
+      int access,
+      String name,
+      String signature,
+      String superName,
+      String[] interfaces) {
+    owner = name;
+    super.visit(version, access, name, signature, superName, interfaces);
   }
 
   @Override
@@ -126,7 +139,9 @@ final class PollEmitter extends ClassVisitor {
     MethodVisitor mv = super.visitMethod(access, name, descriptor, signature, exceptions);
     MethodPlan plan = plans.next(); // pass 1 saw the same methods in the same order
     // Returning the writer's own visitor for an untouched method lets it copy the method's bytes.
-    return mv == null || plan.isEmpty() ? mv : new PollMethod(mv, plan);
+    return mv == null || plan.isEmpty()
+        ? mv
+        : new PollMethod(writer(mv, plan, owner, access, descriptor), plan);
   }
 
   /**
@@ -135,6 +150,15 @@ final class PollEmitter extends ClassVisitor {
    */
   static MethodVisitor method(MethodVisitor mv, MethodPlan plan) {
     return new PollMethod(mv, plan);
+  }
+
+  /**
+   * What a rewritten method writes to: the class writer's {@code mv}, behind a {@link
+   * FrameCompressor} where the method declares frames ('Compressed frames').
+   */
+  static MethodVisitor writer(
+      MethodVisitor mv, MethodPlan plan, String owner, int access, String descriptor) {
+    return plan.frameless ? mv : new FrameCompressor(mv, owner, access, plan.name, descriptor);
   }
 
   /** Applies one plan. Instruction indices count as in {@link LoopScanner}. */

@@ -72,7 +72,8 @@ import net.bytebuddy.jar.asm.Opcodes;
  * emit, each time with ASM decoding the code and expanding every frame. Now it is read once: a
  * method with loops is kept as the calls the reader makes ({@link MethodRecorder}) and replayed
  * into the scanner and then into the emitter. Methods without loops are copied byte for byte, as
- * before. The two passes remain for what the one does not cover: an old class file with JSR/RET
+ * before. A rewritten method's frames reach the writer compressed, as it would compress them
+ * itself but at a fraction of the cost ('Compressed frames' in {@link FrameCompressor}). The two passes remain for what the one does not cover: an old class file with JSR/RET
  * (inlined first, 'Old class files'), a type annotation inside code, and the re-emission of
  * 'Too large'.
  *
@@ -417,6 +418,7 @@ public final class PollInjector {
   private byte[] onePass(
       ClassReader reader, boolean frameless, BitSet loops, List<MethodPlan> plans) {
     ClassWriter writer = new ClassWriter(reader, 0); // see emit
+    String owner = reader.getClassName();
     try {
       reader.accept(
           new ClassVisitor(Opcodes.ASM9, writer) {
@@ -436,7 +438,8 @@ public final class PollInjector {
                     LoopScanner scanner = new LoopScanner(plan);
                     code.accept(scanner);
                     scanner.visitEnd(); // plans the method; the writer gets visitEnd after
-                    code.accept(plan.isEmpty() ? mv : PollEmitter.method(mv, plan));
+                    MethodVisitor out = PollEmitter.writer(mv, plan, owner, access, desc);
+                    code.accept(plan.isEmpty() ? out : PollEmitter.method(out, plan));
                   });
             }
           },
