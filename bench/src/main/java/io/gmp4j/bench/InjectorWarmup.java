@@ -2,14 +2,19 @@ package io.gmp4j.bench;
 
 import io.gmp4j.agent.JitDirective;
 import io.gmp4j.agent.poll.PollInjector;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.net.URI;
 import java.nio.file.FileSystem;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
 /**
@@ -24,7 +29,10 @@ import java.util.stream.Stream;
  *
  * The corpus is the JDK's own class files (default: java.base and java.desktop), read from
  * jrt:/ and renamed under {@code bench/}, since the injector refuses {@code java/} and the like
- * by name; their bytes are rewritten as any application class's would be.
+ * by name; their bytes are rewritten as any application class's would be. An argument that ends
+ * in {@code .jar} adds that jar's class files instead, as they are named there: for example an
+ * application's libraries, to rewrite what its start-up rewrites. Each round prints its wall time
+ * and the CPU time of the thread that rewrites, which the JIT compilers do not share.
  */
 public final class InjectorWarmup {
   private InjectorWarmup() {}
@@ -50,6 +58,10 @@ public final class InjectorWarmup {
     List<byte[]> classes = new ArrayList<>();
     FileSystem jrt = FileSystems.getFileSystem(URI.create("jrt:/"));
     for (String module : modules) {
+      if (module.endsWith(".jar")) {
+        addJar(module, names, classes);
+        continue;
+      }
       Path root = jrt.getPath("modules", module);
       try (Stream<Path> files = Files.walk(root)) {
         for (Path p : (Iterable<Path>) files::iterator) {
@@ -66,8 +78,10 @@ public final class InjectorWarmup {
         (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     long cpu0 = os.getProcessCpuTime();
     long start = System.nanoTime();
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     for (int r = 1; r <= rounds; r++) {
       long t0 = System.nanoTime();
+      long c0 = threads.getCurrentThreadCpuTime();
       int rewritten = 0;
       for (int i = 0; i < classes.size(); i++) {
         if (injector.transform(null, names.get(i), classes.get(i)) != null) {
@@ -75,11 +89,31 @@ public final class InjectorWarmup {
         }
       }
       System.out.printf(
-          "round %d: %d classes, %d rewritten, %.0f ms%n",
-          r, classes.size(), rewritten, (System.nanoTime() - t0) / 1e6);
+          "round %d: %d classes, %d rewritten, %.0f ms, thread CPU %.0f ms%n",
+          r,
+          classes.size(),
+          rewritten,
+          (System.nanoTime() - t0) / 1e6,
+          (threads.getCurrentThreadCpuTime() - c0) / 1e6);
     }
     System.out.printf(
         "%s: %d rounds in %.2f s, process CPU %.2f s%n",
         args[0], rounds, (System.nanoTime() - start) / 1e9, (os.getProcessCpuTime() - cpu0) / 1e9);
+  }
+
+  /** Adds the class files of {@code jar} (not module-info, nothing under META-INF). */
+  private static void addJar(String jar, List<String> names, List<byte[]> classes)
+      throws IOException {
+    try (JarFile f = new JarFile(jar)) {
+      for (JarEntry e : Collections.list(f.entries())) {
+        String n = e.getName();
+        if (n.endsWith(".class")
+            && !n.startsWith("META-INF/")
+            && !n.endsWith("module-info.class")) {
+          names.add(n.substring(0, n.length() - ".class".length()));
+          classes.add(f.getInputStream(e).readAllBytes());
+        }
+      }
+    }
   }
 }

@@ -1,8 +1,6 @@
 package io.gmp4j.agent.poll;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.function.Consumer;
 import net.bytebuddy.jar.asm.AnnotationVisitor;
 import net.bytebuddy.jar.asm.Attribute;
@@ -24,6 +22,11 @@ import net.bytebuddy.jar.asm.TypePath;
  * arrays; labels are the reader's own, which both replays see alike, so instruction indices and
  * label identities agree between the plan and the emitter, as they did between two passes.
  *
+ * <p>A call is kept as a kind, its int operands and its other operands, in three arrays that
+ * grow as needed, and replayed by a switch: no object per instruction. (Kept as one lambda per
+ * call, the recording and its two replays were a tenth of the injector's time at Spring Boot's
+ * start-up; BENCHMARKS.md, 'Compressed frames'.)
+ *
  * <p>Used by one thread for one method.
  */
 final class MethodRecorder extends MethodVisitor {
@@ -37,9 +40,38 @@ final class MethodRecorder extends MethodVisitor {
     void end(Consumer<MethodVisitor> code);
   }
 
-  private final List<Consumer<MethodVisitor>> code = new ArrayList<>();
+  // The kinds of kept call. Each takes its int operands from ints and its others from refs, in
+  // the order of the visit method's parameters.
+  private static final byte CODE = 0;
+  private static final byte FRAME = 1; // type, nLocal, nStack; local, stack
+  private static final byte INSN = 2; // opcode
+  private static final byte INT_INSN = 3; // opcode, operand
+  private static final byte VAR_INSN = 4; // opcode, var
+  private static final byte TYPE_INSN = 5; // opcode; type
+  private static final byte FIELD_INSN = 6; // opcode; owner, name, descriptor
+  private static final byte METHOD_INSN = 7; // opcode, isInterface; owner, name, descriptor
+  private static final byte INDY_INSN = 8; // ; name, descriptor, bsm, bsmArgs
+  private static final byte JUMP_INSN = 9; // opcode; label
+  private static final byte LABEL = 10; // ; label
+  private static final byte LDC_INSN = 11; // ; value
+  private static final byte IINC_INSN = 12; // var, increment
+  private static final byte TABLESWITCH = 13; // min, max; dflt, labels
+  private static final byte LOOKUPSWITCH = 14; // ; dflt, keys, labels
+  private static final byte MULTIANEWARRAY = 15; // dims; descriptor
+  private static final byte TRY_CATCH = 16; // ; start, end, handler, type
+  private static final byte LOCAL_VARIABLE = 17; // index; name, descriptor, signature, start, end
+  private static final byte ATTRIBUTE = 18; // ; attribute
+  private static final byte LINE_NUMBER = 19; // line; start
+  private static final byte MAXS = 20; // maxStack, maxLocals
+
   private final Replay replay;
   private boolean inCode;
+  private byte[] kinds = new byte[128];
+  private int nKinds;
+  private int[] ints = new int[128];
+  private int nInts;
+  private Object[] refs = new Object[128];
+  private int nRefs;
 
   /** {@code writer} gets what comes before the code, and {@code visitEnd}. */
   MethodRecorder(MethodVisitor writer, Replay replay) {
@@ -47,95 +79,147 @@ final class MethodRecorder extends MethodVisitor {
     this.replay = replay;
   }
 
-  private void keep(Consumer<MethodVisitor> call) {
-    code.add(call);
+  private void kind(byte k) {
+    if (nKinds == kinds.length) {
+      kinds = Arrays.copyOf(kinds, nKinds * 2);
+    }
+    kinds[nKinds++] = k;
+  }
+
+  private void i(int v) {
+    if (nInts == ints.length) {
+      ints = Arrays.copyOf(ints, nInts * 2);
+    }
+    ints[nInts++] = v;
+  }
+
+  private void r(Object v) {
+    if (nRefs == refs.length) {
+      refs = Arrays.copyOf(refs, nRefs * 2);
+    }
+    refs[nRefs++] = v;
   }
 
   @Override
   public void visitCode() {
     inCode = true;
-    keep(MethodVisitor::visitCode);
+    kind(CODE);
   }
 
   @Override
   public void visitFrame(int type, int nLocal, Object[] local, int nStack, Object[] stack) {
-    Object[] l = local == null ? null : Arrays.copyOf(local, nLocal);
-    Object[] s = stack == null ? null : Arrays.copyOf(stack, nStack);
-    keep(mv -> mv.visitFrame(type, nLocal, l, nStack, s));
+    kind(FRAME);
+    i(type);
+    i(nLocal);
+    i(nStack);
+    r(local == null ? null : Arrays.copyOf(local, nLocal));
+    r(stack == null ? null : Arrays.copyOf(stack, nStack));
   }
 
   @Override
   public void visitInsn(int opcode) {
-    keep(mv -> mv.visitInsn(opcode));
+    kind(INSN);
+    i(opcode);
   }
 
   @Override
   public void visitIntInsn(int opcode, int operand) {
-    keep(mv -> mv.visitIntInsn(opcode, operand));
+    kind(INT_INSN);
+    i(opcode);
+    i(operand);
   }
 
   @Override
   public void visitVarInsn(int opcode, int varIndex) {
-    keep(mv -> mv.visitVarInsn(opcode, varIndex));
+    kind(VAR_INSN);
+    i(opcode);
+    i(varIndex);
   }
 
   @Override
   public void visitTypeInsn(int opcode, String type) {
-    keep(mv -> mv.visitTypeInsn(opcode, type));
+    kind(TYPE_INSN);
+    i(opcode);
+    r(type);
   }
 
   @Override
   public void visitFieldInsn(int opcode, String owner, String name, String descriptor) {
-    keep(mv -> mv.visitFieldInsn(opcode, owner, name, descriptor));
+    kind(FIELD_INSN);
+    i(opcode);
+    r(owner);
+    r(name);
+    r(descriptor);
   }
 
   @Override
   public void visitMethodInsn(
       int opcode, String owner, String name, String descriptor, boolean isInterface) {
-    keep(mv -> mv.visitMethodInsn(opcode, owner, name, descriptor, isInterface));
+    kind(METHOD_INSN);
+    i(opcode);
+    i(isInterface ? 1 : 0);
+    r(owner);
+    r(name);
+    r(descriptor);
   }
 
   @Override
   public void visitInvokeDynamicInsn(String name, String desc, Handle bsm, Object... bsmArgs) {
-    keep(mv -> mv.visitInvokeDynamicInsn(name, desc, bsm, bsmArgs));
+    kind(INDY_INSN);
+    r(name);
+    r(desc);
+    r(bsm);
+    r(bsmArgs);
   }
 
   @Override
   public void visitJumpInsn(int opcode, Label label) {
-    keep(mv -> mv.visitJumpInsn(opcode, label));
+    kind(JUMP_INSN);
+    i(opcode);
+    r(label);
   }
 
   @Override
   public void visitLabel(Label label) {
-    keep(mv -> mv.visitLabel(label));
+    kind(LABEL);
+    r(label);
   }
 
   @Override
   public void visitLdcInsn(Object value) {
-    keep(mv -> mv.visitLdcInsn(value));
+    kind(LDC_INSN);
+    r(value);
   }
 
   @Override
   public void visitIincInsn(int varIndex, int increment) {
-    keep(mv -> mv.visitIincInsn(varIndex, increment));
+    kind(IINC_INSN);
+    i(varIndex);
+    i(increment);
   }
 
   @Override
   public void visitTableSwitchInsn(int min, int max, Label dflt, Label... labels) {
-    Label[] l = labels.clone();
-    keep(mv -> mv.visitTableSwitchInsn(min, max, dflt, l));
+    kind(TABLESWITCH);
+    i(min);
+    i(max);
+    r(dflt);
+    r(labels.clone());
   }
 
   @Override
   public void visitLookupSwitchInsn(Label dflt, int[] keys, Label[] labels) {
-    int[] k = keys.clone();
-    Label[] l = labels.clone();
-    keep(mv -> mv.visitLookupSwitchInsn(dflt, k, l));
+    kind(LOOKUPSWITCH);
+    r(dflt);
+    r(keys.clone());
+    r(labels.clone());
   }
 
   @Override
   public void visitMultiANewArrayInsn(String descriptor, int numDimensions) {
-    keep(mv -> mv.visitMultiANewArrayInsn(descriptor, numDimensions));
+    kind(MULTIANEWARRAY);
+    i(numDimensions);
+    r(descriptor);
   }
 
   @Override
@@ -147,7 +231,11 @@ final class MethodRecorder extends MethodVisitor {
 
   @Override
   public void visitTryCatchBlock(Label start, Label end, Label handler, String type) {
-    keep(mv -> mv.visitTryCatchBlock(start, end, handler, type));
+    kind(TRY_CATCH);
+    r(start);
+    r(end);
+    r(handler);
+    r(type);
   }
 
   @Override
@@ -159,7 +247,13 @@ final class MethodRecorder extends MethodVisitor {
   @Override
   public void visitLocalVariable(
       String name, String descriptor, String signature, Label start, Label end, int index) {
-    keep(mv -> mv.visitLocalVariable(name, descriptor, signature, start, end, index));
+    kind(LOCAL_VARIABLE);
+    i(index);
+    r(name);
+    r(descriptor);
+    r(signature);
+    r(start);
+    r(end);
   }
 
   @Override
@@ -177,7 +271,8 @@ final class MethodRecorder extends MethodVisitor {
   @Override
   public void visitAttribute(Attribute attribute) {
     if (inCode) { // an attribute of the Code attribute: the reader visits it before visitMaxs
-      keep(mv -> mv.visitAttribute(attribute));
+      kind(ATTRIBUTE);
+      r(attribute);
     } else {
       super.visitAttribute(attribute);
     }
@@ -185,19 +280,112 @@ final class MethodRecorder extends MethodVisitor {
 
   @Override
   public void visitLineNumber(int line, Label start) {
-    keep(mv -> mv.visitLineNumber(line, start));
+    kind(LINE_NUMBER);
+    i(line);
+    r(start);
   }
 
   @Override
   public void visitMaxs(int maxStack, int maxLocals) {
-    keep(mv -> mv.visitMaxs(maxStack, maxLocals));
+    kind(MAXS);
+    i(maxStack);
+    i(maxLocals);
   }
 
   @Override
   public void visitEnd() {
     if (inCode) {
-      replay.end(mv -> code.forEach(call -> call.accept(mv)));
+      replay.end(this::replay);
     }
     super.visitEnd();
+  }
+
+  /** Makes the kept calls on {@code mv}, in order. */
+  private void replay(MethodVisitor mv) {
+    int[] in = ints;
+    Object[] re = refs;
+    int ii = 0;
+    int ri = 0;
+    for (int k = 0; k < nKinds; k++) {
+      switch (kinds[k]) {
+        case CODE -> mv.visitCode();
+        case FRAME -> {
+          int type = in[ii++];
+          int nLocal = in[ii++];
+          int nStack = in[ii++];
+          Object[] local = (Object[]) re[ri++];
+          mv.visitFrame(type, nLocal, local, nStack, (Object[]) re[ri++]);
+        }
+        case INSN -> mv.visitInsn(in[ii++]);
+        case INT_INSN -> {
+          int opcode = in[ii++];
+          mv.visitIntInsn(opcode, in[ii++]);
+        }
+        case VAR_INSN -> {
+          int opcode = in[ii++];
+          mv.visitVarInsn(opcode, in[ii++]);
+        }
+        case TYPE_INSN -> mv.visitTypeInsn(in[ii++], (String) re[ri++]);
+        case FIELD_INSN -> {
+          String owner = (String) re[ri++];
+          String name = (String) re[ri++];
+          mv.visitFieldInsn(in[ii++], owner, name, (String) re[ri++]);
+        }
+        case METHOD_INSN -> {
+          int opcode = in[ii++];
+          boolean isInterface = in[ii++] != 0;
+          String owner = (String) re[ri++];
+          String name = (String) re[ri++];
+          mv.visitMethodInsn(opcode, owner, name, (String) re[ri++], isInterface);
+        }
+        case INDY_INSN -> {
+          String name = (String) re[ri++];
+          String desc = (String) re[ri++];
+          Handle bsm = (Handle) re[ri++];
+          mv.visitInvokeDynamicInsn(name, desc, bsm, (Object[]) re[ri++]);
+        }
+        case JUMP_INSN -> mv.visitJumpInsn(in[ii++], (Label) re[ri++]);
+        case LABEL -> mv.visitLabel((Label) re[ri++]);
+        case LDC_INSN -> mv.visitLdcInsn(re[ri++]);
+        case IINC_INSN -> {
+          int varIndex = in[ii++];
+          mv.visitIincInsn(varIndex, in[ii++]);
+        }
+        case TABLESWITCH -> {
+          int min = in[ii++];
+          int max = in[ii++];
+          Label dflt = (Label) re[ri++];
+          mv.visitTableSwitchInsn(min, max, dflt, (Label[]) re[ri++]);
+        }
+        case LOOKUPSWITCH -> {
+          Label dflt = (Label) re[ri++];
+          int[] keys = (int[]) re[ri++];
+          mv.visitLookupSwitchInsn(dflt, keys, (Label[]) re[ri++]);
+        }
+        case MULTIANEWARRAY -> mv.visitMultiANewArrayInsn((String) re[ri++], in[ii++]);
+        case TRY_CATCH -> {
+          Label start = (Label) re[ri++];
+          Label end = (Label) re[ri++];
+          Label handler = (Label) re[ri++];
+          mv.visitTryCatchBlock(start, end, handler, (String) re[ri++]);
+        }
+        case LOCAL_VARIABLE -> {
+          String name = (String) re[ri++];
+          String descriptor = (String) re[ri++];
+          String signature = (String) re[ri++];
+          Label start = (Label) re[ri++];
+          mv.visitLocalVariable(name, descriptor, signature, start, (Label) re[ri++], in[ii++]);
+        }
+        case ATTRIBUTE -> mv.visitAttribute((Attribute) re[ri++]);
+        case LINE_NUMBER -> mv.visitLineNumber(in[ii++], (Label) re[ri++]);
+        case MAXS -> {
+          int maxStack = in[ii++];
+          mv.visitMaxs(maxStack, in[ii++]);
+        }
+        default -> throw new IllegalStateException("replay: kind " + kinds[k]);
+      }
+    }
+    assert ii == nInts && ri == nRefs
+        : "replay: operands left: " + (nInts - ii) + ", " + (nRefs - ri);
   }
 }
