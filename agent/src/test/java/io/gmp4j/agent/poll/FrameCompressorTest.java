@@ -76,6 +76,21 @@ class FrameCompressorTest {
    * copying a method's bytes), its frames handed on expanded, or through the compressor.
    */
   private static byte[] rewrite(byte[] in, boolean compress) {
+    return through(
+        in,
+        (mv, owner, access, name, desc) ->
+            compress
+                ? new FrameCompressor(mv, owner, access, name, desc)
+                : new MethodVisitor(Opcodes.ASM9, mv) {});
+  }
+
+  /** What {@link #through} puts between the reader and the writer's visitor for a method. */
+  private interface MethodWrap {
+    MethodVisitor wrap(MethodVisitor mv, String owner, int access, String name, String desc);
+  }
+
+  /** {@code in} read with expanded frames into a writer, each method through {@code wrap}. */
+  private static byte[] through(byte[] in, MethodWrap wrap) {
     ClassReader reader = new ClassReader(in);
     ClassWriter writer = new ClassWriter(reader, 0);
     reader.accept(
@@ -92,9 +107,7 @@ class FrameCompressorTest {
           public MethodVisitor visitMethod(
               int access, String name, String desc, String sig, String[] exceptions) {
             MethodVisitor mv = super.visitMethod(access, name, desc, sig, exceptions);
-            return compress
-                ? new FrameCompressor(mv, owner, access, name, desc)
-                : new MethodVisitor(Opcodes.ASM9, mv) {};
+            return wrap.wrap(mv, owner, access, name, desc);
           }
         },
         ClassReader.EXPAND_FRAMES);
@@ -104,54 +117,38 @@ class FrameCompressorTest {
   /**
    * Each method's frames as read back expanded: its name, each frame's offset, locals and stack
    * (uninitialized types by their NEW's offset), and " same1@63" on a frame whose locals are the
-   * last one's, with one stack item, 63 bytes after it.
+   * last one's, with one stack item, 63 bytes after it. The writer behind resolves the labels.
    */
   private static List<String> frames(byte[] classFile) {
     List<String> out = new ArrayList<>();
-    ClassReader reader = new ClassReader(classFile);
-    ClassWriter offsets = new ClassWriter(reader, 0); // its method writers resolve the labels
-    reader.accept(
-        new ClassVisitor(Opcodes.ASM9, offsets) {
-          private String owner;
+    through(
+        classFile,
+        (mv, owner, access, name, desc) -> {
+          out.add(name + desc);
+          Object[] implicit = FrameCompressor.implicitLocals(owner, access, name, desc);
+          return new MethodVisitor(Opcodes.ASM9, mv) {
+            private int offset = -1;
+            private int lastOffset = -1; // the first frame's delta is its offset
+            private List<String> lastLocals = names(implicit, implicit.length);
 
-          @Override
-          public void visit(int v, int a, String name, String sig, String sup, String[] itf) {
-            owner = name;
-            super.visit(v, a, name, sig, sup, itf);
-          }
+            @Override
+            public void visitLabel(Label label) {
+              super.visitLabel(label);
+              offset = label.getOffset();
+            }
 
-          @Override
-          public MethodVisitor visitMethod(
-              int access, String name, String desc, String sig, String[] exceptions) {
-            out.add(name + desc);
-            Object[] implicit = FrameCompressor.implicitLocals(owner, access, name, desc);
-            MethodVisitor mv = super.visitMethod(access, name, desc, sig, exceptions);
-            return new MethodVisitor(Opcodes.ASM9, mv) {
-              private int offset = -1;
-              private int lastOffset = -1; // the first frame's delta is its offset
-              private List<String> lastLocals = names(implicit, implicit.length);
-
-              @Override
-              public void visitLabel(Label label) {
-                super.visitLabel(label);
-                offset = label.getOffset();
-              }
-
-              @Override
-              public void visitFrame(int t, int nLocal, Object[] l, int nStack, Object[] s) {
-                List<String> locals = names(l, nLocal);
-                boolean same1 =
-                    nStack == 1 && locals.equals(lastLocals) && offset - lastOffset - 1 == 63;
-                out.add(
-                    offset + " " + locals + " " + names(s, nStack) + (same1 ? " same1@63" : ""));
-                lastOffset = offset;
-                lastLocals = locals;
-                super.visitFrame(t, nLocal, l, nStack, s);
-              }
-            };
-          }
-        },
-        ClassReader.EXPAND_FRAMES);
+            @Override
+            public void visitFrame(int t, int nLocal, Object[] l, int nStack, Object[] s) {
+              List<String> locals = names(l, nLocal);
+              boolean same1 =
+                  nStack == 1 && locals.equals(lastLocals) && offset - lastOffset - 1 == 63;
+              out.add(offset + " " + locals + " " + names(s, nStack) + (same1 ? " same1@63" : ""));
+              lastOffset = offset;
+              lastLocals = locals;
+              super.visitFrame(t, nLocal, l, nStack, s);
+            }
+          };
+        });
     return out;
   }
 
