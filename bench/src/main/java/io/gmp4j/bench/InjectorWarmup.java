@@ -24,7 +24,7 @@ import java.util.stream.Stream;
  * Prints each round's time, then the process's CPU time: a whole-process measure, so not JMH.
  *
  * <pre>
- *   java -cp bench/target/gmp4j-bench.jar io.gmp4j.bench.InjectorWarmup c2|c1 [rounds] [module...]
+ *   java -cp bench/target/gmp4j-bench.jar io.gmp4j.bench.InjectorWarmup c2|c1 [rounds] [module|jar...]
  * </pre>
  *
  * The corpus is the JDK's own class files (default: java.base and java.desktop), read from
@@ -39,7 +39,7 @@ public final class InjectorWarmup {
 
   public static void main(String[] args) throws Exception {
     if (args.length < 1 || !(args[0].equals("c1") || args[0].equals("c2"))) {
-      System.err.println("usage: InjectorWarmup c2|c1 [rounds] [module...]");
+      System.err.println("usage: InjectorWarmup c2|c1 [rounds] [module|jar...]");
       System.exit(2);
     }
     if (args[0].equals("c1")) {

@@ -24,7 +24,7 @@ import net.bytebuddy.jar.asm.TypePath;
  *
  * <p>A call is kept as a kind, its int operands and its other operands, in three arrays that
  * grow as needed, and replayed by a switch: no object per instruction. (Kept as one lambda per
- * call, the recording and its two replays were a tenth of the injector's time at Spring Boot's
+ * call, the recording and its two replays were about a tenth of the injector's time at Spring Boot's
  * start-up; BENCHMARKS.md, 'Compressed frames'.)
  *
  * <p>Used by one thread for one method.
@@ -79,21 +79,21 @@ final class MethodRecorder extends MethodVisitor {
     this.replay = replay;
   }
 
-  private void kind(byte k) {
+  private void keepKind(byte k) {
     if (nKinds == kinds.length) {
       kinds = Arrays.copyOf(kinds, nKinds * 2);
     }
     kinds[nKinds++] = k;
   }
 
-  private void i(int v) {
+  private void keepInt(int v) {
     if (nInts == ints.length) {
       ints = Arrays.copyOf(ints, nInts * 2);
     }
     ints[nInts++] = v;
   }
 
-  private void r(Object v) {
+  private void keepRef(Object v) {
     if (nRefs == refs.length) {
       refs = Arrays.copyOf(refs, nRefs * 2);
     }
@@ -103,123 +103,123 @@ final class MethodRecorder extends MethodVisitor {
   @Override
   public void visitCode() {
     inCode = true;
-    kind(CODE);
+    keepKind(CODE);
   }
 
   @Override
   public void visitFrame(int type, int nLocal, Object[] local, int nStack, Object[] stack) {
-    kind(FRAME);
-    i(type);
-    i(nLocal);
-    i(nStack);
-    r(local == null ? null : Arrays.copyOf(local, nLocal));
-    r(stack == null ? null : Arrays.copyOf(stack, nStack));
+    keepKind(FRAME);
+    keepInt(type);
+    keepInt(nLocal);
+    keepInt(nStack);
+    keepRef(local == null ? null : Arrays.copyOf(local, nLocal));
+    keepRef(stack == null ? null : Arrays.copyOf(stack, nStack));
   }
 
   @Override
   public void visitInsn(int opcode) {
-    kind(INSN);
-    i(opcode);
+    keepKind(INSN);
+    keepInt(opcode);
   }
 
   @Override
   public void visitIntInsn(int opcode, int operand) {
-    kind(INT_INSN);
-    i(opcode);
-    i(operand);
+    keepKind(INT_INSN);
+    keepInt(opcode);
+    keepInt(operand);
   }
 
   @Override
   public void visitVarInsn(int opcode, int varIndex) {
-    kind(VAR_INSN);
-    i(opcode);
-    i(varIndex);
+    keepKind(VAR_INSN);
+    keepInt(opcode);
+    keepInt(varIndex);
   }
 
   @Override
   public void visitTypeInsn(int opcode, String type) {
-    kind(TYPE_INSN);
-    i(opcode);
-    r(type);
+    keepKind(TYPE_INSN);
+    keepInt(opcode);
+    keepRef(type);
   }
 
   @Override
   public void visitFieldInsn(int opcode, String owner, String name, String descriptor) {
-    kind(FIELD_INSN);
-    i(opcode);
-    r(owner);
-    r(name);
-    r(descriptor);
+    keepKind(FIELD_INSN);
+    keepInt(opcode);
+    keepRef(owner);
+    keepRef(name);
+    keepRef(descriptor);
   }
 
   @Override
   public void visitMethodInsn(
       int opcode, String owner, String name, String descriptor, boolean isInterface) {
-    kind(METHOD_INSN);
-    i(opcode);
-    i(isInterface ? 1 : 0);
-    r(owner);
-    r(name);
-    r(descriptor);
+    keepKind(METHOD_INSN);
+    keepInt(opcode);
+    keepInt(isInterface ? 1 : 0);
+    keepRef(owner);
+    keepRef(name);
+    keepRef(descriptor);
   }
 
   @Override
   public void visitInvokeDynamicInsn(String name, String desc, Handle bsm, Object... bsmArgs) {
-    kind(INDY_INSN);
-    r(name);
-    r(desc);
-    r(bsm);
-    r(bsmArgs);
+    keepKind(INDY_INSN);
+    keepRef(name);
+    keepRef(desc);
+    keepRef(bsm);
+    keepRef(bsmArgs);
   }
 
   @Override
   public void visitJumpInsn(int opcode, Label label) {
-    kind(JUMP_INSN);
-    i(opcode);
-    r(label);
+    keepKind(JUMP_INSN);
+    keepInt(opcode);
+    keepRef(label);
   }
 
   @Override
   public void visitLabel(Label label) {
-    kind(LABEL);
-    r(label);
+    keepKind(LABEL);
+    keepRef(label);
   }
 
   @Override
   public void visitLdcInsn(Object value) {
-    kind(LDC_INSN);
-    r(value);
+    keepKind(LDC_INSN);
+    keepRef(value);
   }
 
   @Override
   public void visitIincInsn(int varIndex, int increment) {
-    kind(IINC_INSN);
-    i(varIndex);
-    i(increment);
+    keepKind(IINC_INSN);
+    keepInt(varIndex);
+    keepInt(increment);
   }
 
   @Override
   public void visitTableSwitchInsn(int min, int max, Label dflt, Label... labels) {
-    kind(TABLESWITCH);
-    i(min);
-    i(max);
-    r(dflt);
-    r(labels.clone());
+    keepKind(TABLESWITCH);
+    keepInt(min);
+    keepInt(max);
+    keepRef(dflt);
+    keepRef(labels.clone());
   }
 
   @Override
   public void visitLookupSwitchInsn(Label dflt, int[] keys, Label[] labels) {
-    kind(LOOKUPSWITCH);
-    r(dflt);
-    r(keys.clone());
-    r(labels.clone());
+    keepKind(LOOKUPSWITCH);
+    keepRef(dflt);
+    keepRef(keys.clone());
+    keepRef(labels.clone());
   }
 
   @Override
   public void visitMultiANewArrayInsn(String descriptor, int numDimensions) {
-    kind(MULTIANEWARRAY);
-    i(numDimensions);
-    r(descriptor);
+    keepKind(MULTIANEWARRAY);
+    keepInt(numDimensions);
+    keepRef(descriptor);
   }
 
   @Override
@@ -231,11 +231,11 @@ final class MethodRecorder extends MethodVisitor {
 
   @Override
   public void visitTryCatchBlock(Label start, Label end, Label handler, String type) {
-    kind(TRY_CATCH);
-    r(start);
-    r(end);
-    r(handler);
-    r(type);
+    keepKind(TRY_CATCH);
+    keepRef(start);
+    keepRef(end);
+    keepRef(handler);
+    keepRef(type);
   }
 
   @Override
@@ -247,13 +247,13 @@ final class MethodRecorder extends MethodVisitor {
   @Override
   public void visitLocalVariable(
       String name, String descriptor, String signature, Label start, Label end, int index) {
-    kind(LOCAL_VARIABLE);
-    i(index);
-    r(name);
-    r(descriptor);
-    r(signature);
-    r(start);
-    r(end);
+    keepKind(LOCAL_VARIABLE);
+    keepInt(index);
+    keepRef(name);
+    keepRef(descriptor);
+    keepRef(signature);
+    keepRef(start);
+    keepRef(end);
   }
 
   @Override
@@ -271,8 +271,8 @@ final class MethodRecorder extends MethodVisitor {
   @Override
   public void visitAttribute(Attribute attribute) {
     if (inCode) { // an attribute of the Code attribute: the reader visits it before visitMaxs
-      kind(ATTRIBUTE);
-      r(attribute);
+      keepKind(ATTRIBUTE);
+      keepRef(attribute);
     } else {
       super.visitAttribute(attribute);
     }
@@ -280,16 +280,16 @@ final class MethodRecorder extends MethodVisitor {
 
   @Override
   public void visitLineNumber(int line, Label start) {
-    kind(LINE_NUMBER);
-    i(line);
-    r(start);
+    keepKind(LINE_NUMBER);
+    keepInt(line);
+    keepRef(start);
   }
 
   @Override
   public void visitMaxs(int maxStack, int maxLocals) {
-    kind(MAXS);
-    i(maxStack);
-    i(maxLocals);
+    keepKind(MAXS);
+    keepInt(maxStack);
+    keepInt(maxLocals);
   }
 
   @Override

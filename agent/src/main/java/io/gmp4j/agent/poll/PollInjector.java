@@ -73,9 +73,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  * method with loops is kept as the calls the reader makes ({@link MethodRecorder}) and replayed
  * into the scanner and then into the emitter. Methods without loops are copied byte for byte, as
  * before. A rewritten method's frames reach the writer compressed, as it would compress them
- * itself but at a fraction of the cost ('Compressed frames' in {@link FrameCompressor}). The two passes remain for what the one does not cover: an old class file with JSR/RET
- * (inlined first, 'Old class files'), a type annotation inside code, and the re-emission of
- * 'Too large'.
+ * itself but at a fraction of the cost ('Compressed frames' in {@link FrameCompressor}). The two
+ * passes remain for what the one does not cover: an old class file with JSR/RET (inlined first,
+ * 'Old class files'), a type annotation inside code, and the re-emission of 'Too large'.
  *
  * <p>Rejected: {@code COMPUTE_FRAMES} with a {@code getCommonSuperClass} that answers {@code
  * java/lang/Object} (the usual agent shortcut, because asking the real hierarchy loads classes from
