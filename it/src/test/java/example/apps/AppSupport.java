@@ -46,6 +46,21 @@ public final class AppSupport {
   }
 
   /**
+   * The platform MBean server if someone started it, else null, without starting it: reads
+   * ManagementFactory's private field under the class lock that guards its write. The child
+   * needs {@code --add-opens java.management/java.lang.management=ALL-UNNAMED}.
+   */
+  public static javax.management.MBeanServer platformMBeanServerIfStarted()
+      throws ReflectiveOperationException {
+    java.lang.reflect.Field f =
+        java.lang.management.ManagementFactory.class.getDeclaredField("platformMBeanServer");
+    f.setAccessible(true);
+    synchronized (java.lang.management.ManagementFactory.class) {
+      return (javax.management.MBeanServer) f.get(null);
+    }
+  }
+
+  /**
    * Waits until no live thread has one of {@code names} (the agent's start-up threads, say), at
    * most {@code millis}.
    */

@@ -1,7 +1,6 @@
 package example.apps;
 
 import java.lang.management.ManagementFactory;
-import java.lang.reflect.Field;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
@@ -34,13 +33,7 @@ public final class JmxProbe {
       opened = false;
     }
     System.out.println("internalsOpenToApp=" + opened);
-    Field f = ManagementFactory.class.getDeclaredField("platformMBeanServer");
-    f.setAccessible(true);
-    boolean atStart;
-    synchronized (ManagementFactory.class) { // the field is written under this lock
-      atStart = f.get(null) != null;
-    }
-    System.out.println("serverAtStart=" + atStart);
+    System.out.println("serverAtStart=" + (AppSupport.platformMBeanServerIfStarted() != null));
     MBeanServer server = ManagementFactory.getPlatformMBeanServer();
     ObjectName name = new ObjectName("io.gmp4j:type=Scheduler");
     boolean registered = server.isRegistered(name);

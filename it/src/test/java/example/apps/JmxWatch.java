@@ -1,7 +1,5 @@
 package example.apps;
 
-import java.lang.management.ManagementFactory;
-import java.lang.reflect.Field;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
@@ -18,15 +16,11 @@ public final class JmxWatch {
 
   public static void main(String[] args) throws Exception {
     AppSupport.watchdog(30_000, "JmxWatch");
-    Field f = ManagementFactory.class.getDeclaredField("platformMBeanServer");
-    f.setAccessible(true);
     System.out.println("ready");
     long deadline = System.nanoTime() + 20_000_000_000L;
     MBeanServer server = null;
     while (server == null && System.nanoTime() < deadline) {
-      synchronized (ManagementFactory.class) { // the field is written under this lock
-        server = (MBeanServer) f.get(null);
-      }
+      server = AppSupport.platformMBeanServerIfStarted();
       Thread.sleep(10);
     }
     System.out.println(

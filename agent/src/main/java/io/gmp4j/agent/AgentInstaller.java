@@ -186,17 +186,9 @@ final class AgentInstaller {
       trace.phase("bootjar");
 
       step = "open java.base/java.lang to gmp4j";
-      Module javaBase = Object.class.getModule();
-      if (!inst.isModifiableModule(javaBase)) {
+      if (!openToRuntime(inst, Object.class.getModule(), "java.lang", hooks)) {
         throw new IllegalStateException("java.base is not modifiable");
       }
-      inst.redefineModule(
-          javaBase,
-          Set.of(),
-          Map.of(), // step 5
-          Map.of("java.lang", Set.of(hooks.getModule())),
-          Set.of(),
-          Map.of());
 
       String shape = VirtualThreadInstrumentation.checkShape(); // step 6
       if (shape != null) {
@@ -351,20 +343,28 @@ final class AgentInstaller {
   private static boolean registerIfServerStarted(Instrumentation inst, Class<?> hooks) {
     try {
       Module javaManagement = java.lang.management.ManagementFactory.class.getModule();
-      if (!inst.isModifiableModule(javaManagement)) {
-        return false;
-      }
-      inst.redefineModule(
-          javaManagement,
-          Set.of(),
-          Map.of(),
-          Map.of("java.lang.management", Set.of(hooks.getModule())),
-          Set.of(),
-          Map.of());
-      return (Boolean) hooks.getMethod("platformMBeanServerIfStarted").invoke(null);
+      return openToRuntime(inst, javaManagement, "java.lang.management", hooks)
+          && (Boolean) hooks.getMethod("platformMBeanServerIfStarted").invoke(null);
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       return false;
     }
+  }
+
+  /**
+   * Opens {@code pkg} of {@code module} to the runtime's module (the boot class path's unnamed
+   * module, {@code hooks}'s), and to no other: not to the agent's own module, which is the
+   * application's class path. False, changing nothing, if the module cannot be changed. The
+   * runtime's reflection on the JDK goes through this: {@code java.lang} (step 4), {@code
+   * java.lang.management} (an attach's MXBean) and {@code jdk.management}'s internals (the JIT
+   * directive).
+   */
+  static boolean openToRuntime(Instrumentation inst, Module module, String pkg, Class<?> hooks) {
+    if (!inst.isModifiableModule(module)) {
+      return false;
+    }
+    inst.redefineModule(
+        module, Set.of(), Map.of(), Map.of(pkg, Set.of(hooks.getModule())), Set.of(), Map.of());
+    return true;
   }
 
   /**

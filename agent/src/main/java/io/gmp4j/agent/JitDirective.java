@@ -7,8 +7,6 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
-import java.util.Set;
 import javax.management.ObjectName;
 
 /**
@@ -200,17 +198,11 @@ public final class JitDirective implements Runnable {
   private static Direct direct(Instrumentation inst) {
     try {
       Module jdkManagement = ModuleLayer.boot().findModule("jdk.management").orElse(null);
-      if (jdkManagement == null || !inst.isModifiableModule(jdkManagement)) {
+      Class<?> hooks = Class.forName("io.gmp4j.runtime.Hooks", false, null);
+      if (jdkManagement == null
+          || !AgentInstaller.openToRuntime(inst, jdkManagement, DCMD_PACKAGE, hooks)) {
         return null;
       }
-      Class<?> hooks = Class.forName("io.gmp4j.runtime.Hooks", false, null);
-      inst.redefineModule(
-          jdkManagement,
-          Set.of(),
-          Map.of(),
-          Map.of(DCMD_PACKAGE, Set.of(hooks.getModule())),
-          Set.of(),
-          Map.of());
       return new Direct(hooks.getMethod("diagnosticCommand", String.class));
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       return null;
