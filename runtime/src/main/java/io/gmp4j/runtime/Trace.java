@@ -26,10 +26,14 @@ import jdk.jfr.Recording;
  *       the boot class path, where JFR does not find them by itself before first use) and the
  *       periodic SchedStats hook.
  *   <li>{@link #enabled} has one bit per event type: whether some recording has it on. sysmon
- *       refreshes it from {@code EventType.isEnabled} once a second, and every cycle for 100ms
- *       after a recording changes state (JFR tells listeners before it applies the recording's
- *       settings, so a refresh inside the callback would read the old ones). A new recording's
- *       events therefore start within a sysmon cycle or two of its start.
+ *       refreshes it from {@code EventType.isEnabled} once a second, and the listener refreshes it
+ *       when a recording starts or stops. JDK 25 tells listeners after it applied the
+ *       recording's settings ({@code PlatformRecording.start} and {@code stop}), so a
+ *       recording's events are on when its {@code start} returns and off when its {@code stop}
+ *       returns, even while sysmon sleeps deeply (TraceRefreshTest pins that). sysmon also
+ *       refreshes every cycle for 100ms after such a change: a margin for a JDK that told
+ *       listeners first, as this comment once wrongly said JDK 25 does. A change to a running
+ *       recording's settings, which JFR tells no listener of, shows within a second.
  *   <li>A hot path reads the word once ({@link #on}); only with its bit set does it allocate an
  *       event, read the clock or call into JFR. JFR's own check (threshold, throttle) still
  *       runs at commit, so a stale bit costs at most an event object that JFR drops.
