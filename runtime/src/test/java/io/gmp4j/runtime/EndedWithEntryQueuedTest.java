@@ -74,6 +74,12 @@ class EndedWithEntryQueuedTest {
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--add-opens=java.base/java.lang=ALL-UNNAMED",
             "-Dgmp.gomaxprocs=1",
+            // Each G spins until the walker thread has started, submitted it and ended; on a
+            // loaded machine that thread may wait tens of milliseconds for a CPU, and a G that
+            // spins past a slice and the hand-off time (30 ms by default) loses its P to
+            // sysmon, which ends its last run "handoff". The longest slice keeps sysmon from
+            // counting the G as a hog at all; nothing here wants a preemption.
+            "-Dgmp.timeslice=3600s",
             "-cp",
             System.getProperty("java.class.path"),
             TracedChild.class.getName(),
@@ -118,12 +124,20 @@ class EndedWithEntryQueuedTest {
             System.exit(4);
           }
         }
-        Thread.sleep(100); // the last M is back from its run when the next G ran; a margin
+        // The M of the last run commits its GoRun before it destroys the G, and at one P goes
+        // idle only after that, in findRunnable: then the recording holds every last run.
+        if (!SchedTesting.poll(20_000, () -> s.numGoroutine() == 0 && s.npidle == 1)) {
+          System.out.println("the last M never went idle\n" + dump(s));
+          System.exit(5);
+        }
         r.stop();
         r.dump(file);
       }
       Map<Long, RecordedEvent> last = new TreeMap<>();
       for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
+        if (!e.getEventType().getName().equals("gmp4j.GoRun")) {
+          continue; // ProcHandoff, on by default, has no goid
+        }
         long goid = e.getLong("goid");
         if (goids.contains(goid)
             && (!last.containsKey(goid) || e.getEndTime().isAfter(last.get(goid).getEndTime()))) {
