@@ -199,14 +199,25 @@ class RunqTest {
     return spinUntil(() -> ready.get() == 2);
   }
 
-  /** Spins until {@code cond} holds, 10 s at most: a lost step fails instead of hanging. */
+  /**
+   * Spins until {@code cond} holds, 10 s at most: a lost step fails instead of hanging. Every
+   * 1024 spins it yields the CPU: when the other side waits on the same CPU (a loaded machine),
+   * a pure spin hands over only when the OS's slice runs out, a few ms per handshake and three
+   * handshakes an iteration, and 20,000 iterations took over 120 s on one CPU. 1024 spins are
+   * some microseconds, far longer than the other side takes to answer when it runs, so the
+   * yield never falls inside the race the test looks for.
+   */
   private static boolean spinUntil(java.util.function.BooleanSupplier cond) {
     long deadline = System.nanoTime() + 10_000_000_000L;
-    while (!cond.getAsBoolean()) {
+    for (int spins = 1; !cond.getAsBoolean(); spins++) {
       if (System.nanoTime() - deadline > 0) {
         return false;
       }
-      Thread.onSpinWait();
+      if ((spins & 1023) == 0) {
+        Thread.yield();
+      } else {
+        Thread.onSpinWait();
+      }
     }
     return true;
   }
