@@ -20,6 +20,16 @@ import org.junit.jupiter.api.Timeout;
  * {@code -Dgmp.stress=N}.
  */
 class RunqStressTest {
+  /**
+   * The most Gs the owner puts after the counted ones while no thief has stolen yet. The
+   * thieves may not have had a CPU by then: the counted loop took 0.5-0.8 s cold, less once
+   * earlier tests in the fork made the JIT compile the queue's code, and on a loaded machine a
+   * thread just started can wait a while for a CPU. The owner goes on, sleeping a millisecond
+   * every 64 Gs in case a thief waits for its CPU: 16,384 sleeps, so the 10 s limit comes
+   * first, and only then does the check say that no steal happened.
+   */
+  private static final int UNTIL_A_STEAL = 1 << 20;
+
   @Test
   @Timeout(value = 300, unit = TimeUnit.SECONDS, threadMode = SEPARATE_THREAD)
   void putStealRunnextLosesAndDuplicatesNothing() throws Exception {
@@ -29,7 +39,7 @@ class RunqStressTest {
     Processor owner = new Processor(sched, 0);
     owner.setStatus(Processor.IDLE, "procresize"); // as procresize and acquireP would, so
     owner.setStatus(Processor.RUNNING, "acquireP"); // that runnext thieves take Go's 3us back-off
-    AtomicIntegerArray taken = new AtomicIntegerArray(total);
+    AtomicIntegerArray taken = new AtomicIntegerArray(total + UNTIL_A_STEAL);
     AtomicBoolean done = new AtomicBoolean();
     java.util.concurrent.atomic.LongAdder stolen = new java.util.concurrent.atomic.LongAdder();
     List<Thread> ts = new ArrayList<>();
@@ -59,13 +69,16 @@ class RunqStressTest {
                   }));
     }
     ThreadLocalRandom r = ThreadLocalRandom.current();
-    for (int i = 0; i < total; i++) {
-      owner.runqPut(new Goroutine(sched, i, null, null), r.nextBoolean());
-      if (r.nextInt(3) == 0) {
-        Goroutine g = owner.runqGet();
-        if (g != null) {
-          taken.incrementAndGet((int) g.goid);
-        }
+    int n = 0;
+    for (; n < total; n++) {
+      putAndMaybeGet(owner, new Goroutine(sched, n, null, null), r, taken);
+    }
+    // Until a steal: see UNTIL_A_STEAL.
+    long stealBy = System.nanoTime() + 10_000_000_000L;
+    for (; stolen.sum() == 0 && n < total + UNTIL_A_STEAL && System.nanoTime() - stealBy < 0; n++) {
+      putAndMaybeGet(owner, new Goroutine(sched, n, null, null), r, taken);
+      if ((n & 63) == 0) {
+        Thread.sleep(1);
       }
     }
     done.set(true);
@@ -96,8 +109,20 @@ class RunqStressTest {
       sched.lock.unlock();
     }
     assertTrue(stolen.sum() > 0, "no steal happened: the race was not exercised");
-    for (int i = 0; i < total; i++) {
+    for (int i = 0; i < n; i++) {
       assertEquals(1, taken.get(i), "G" + i + " taken " + taken.get(i) + " times");
+    }
+  }
+
+  /** One step of the owner: puts gp (to runnext half the time), and a third of the time gets. */
+  private static void putAndMaybeGet(
+      Processor owner, Goroutine gp, ThreadLocalRandom r, AtomicIntegerArray taken) {
+    owner.runqPut(gp, r.nextBoolean());
+    if (r.nextInt(3) == 0) {
+      Goroutine g = owner.runqGet();
+      if (g != null) {
+        taken.incrementAndGet((int) g.goid);
+      }
     }
   }
 }
