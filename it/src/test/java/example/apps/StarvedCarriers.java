@@ -1,5 +1,7 @@
 package example.apps;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -15,12 +17,24 @@ import java.util.concurrent.atomic.AtomicLong;
  * as the carriers of the spinning Gs do, went between two reads of the clock: how long the OS
  * kept a thread that wants a CPU off it. The sleeper's gap alone undersells it: Linux's EEVDF
  * lets a thread that wakes from a short sleep in ahead of the busy ones (seen: 19 ms).
+ *
+ * <p>Prints {@code ready} once started, and runs when a line {@code go} comes on stdin: the
+ * test starts the busy processes in between.
  */
 public final class StarvedCarriers {
   private StarvedCarriers() {}
 
   public static void main(String[] args) throws Exception {
     long millis = Long.parseLong(args[0]);
+    // Start-up (the agent, -Xverify:all) and the first metric read run before the test starves
+    // this JVM: starved, they took most of a minute of the test's deadline on a slow machine.
+    AppSupport.metric("/sched/preemptions/handoffs:handoffs");
+    System.out.println("ready");
+    System.out.flush();
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+    if (!"go".equals(in.readLine())) {
+      return; // the test gave up on us
+    }
     AppSupport.watchdog(millis + 60_000, "StarvedCarriers");
     long end = System.nanoTime() + millis * 1_000_000L;
     long handoffs0 = AppSupport.metric("/sched/preemptions/handoffs:handoffs");
