@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import example.apps.IgnoresPreemption;
 import java.time.Duration;
 import java.util.List;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -26,6 +27,12 @@ class HogHandoffIT {
   /** One frame of the hand-off line in a JDK class, e.g. {@code java.lang.System.nanoTime(...)}. */
   private static final String JDK_FRAME = "(?:java|javax|jdk|sun)\\.[\\w.$]+\\([^)]*\\)";
 
+  /** The frames of a hand-off line. */
+  private static final Pattern FRAMES = Pattern.compile(" \\(running (.*)\\); its P was handed");
+
+  /** A frame of a sleep or a park, e.g. {@code java.lang.VirtualThread.parkNanos(...)}. */
+  private static final Pattern SLEEP_OR_PARK = Pattern.compile("\\.(?:sleep|park)\\w*\\(");
+
   /** The hog sits in a class that {@code preempt.exclude} leaves without polls. */
   @Test
   void excludedClassLosesItsPAndIsReported() throws Exception {
@@ -38,7 +45,7 @@ class HogHandoffIT {
   /** The hog sits in a JDK method, which the agent never instruments. */
   @Test
   void jdkMethodLosesItsPAndIsReported() throws Exception {
-    runAndCheck("gomaxprocs=1", "jdk", "java\\.util\\.");
+    runAndCheck("gomaxprocs=1", "jdk", "java\\.util\\.(?:Arrays|DualPivotQuicksort)\\.");
   }
 
   /**
@@ -88,10 +95,21 @@ class HogHandoffIT {
         hogMs, ticks, r.value("handoffs"));
     assertTrue(Long.parseLong(r.value("handoffs")) >= 1, r.toString());
     // Without the hand-off: 0 (the ticker waits for the only P). With it, the P is back to
-    // work after about 30 ms; a tick costs more than 1 ms, so ask for a quarter.
-    assertTrue(hogMs < 200 || ticks >= (hogMs - 100) / 4, r.toString());
+    // work after about 30 ms, and on a quiet machine a tick comes back every 1 to 2 ms; on a
+    // loaded one the ticker's carrier got 0 to 3 ms of CPU in 20 to 30 ms (see runAndCheck), so
+    // ask for a tick per 40 ms, which only a hog that keeps the P for most of its call fails.
+    assertTrue(hogMs < 200 || ticks >= Math.max(10, hogMs / 40), r.toString());
     assertTrue(Long.parseLong(r.value("honored_after")) >= 1, r.toString());
-    List<String> lines = r.err().lines().filter(l -> l.startsWith("gmp4j: goroutine ")).toList();
+    // One line for the hog. Reports come at most once a second, so a run longer than that (a
+    // slow machine's Arrays.sort) may add a line for the ticker, caught in its sleep by the
+    // starved carrier of runAndCheck; such a line is left out, any other line counts.
+    Pattern hog = Pattern.compile(hogFrame);
+    List<String> lines =
+        r.err()
+            .lines()
+            .filter(l -> l.startsWith("gmp4j: goroutine "))
+            .filter(l -> !namesOnlyAWait(l, hog))
+            .toList();
     assertEquals(1, lines.size(), r.toString());
     // The line shows the hog's stack as sysmon sampled it, and the hog calls into the JDK from
     // its loop (System.nanoTime, a native method): the sample may land there. What the user
@@ -108,5 +126,17 @@ class HogHandoffIT {
             lines.get(0)),
         r.toString());
     System.out.println("HogHandoffIT stderr: " + lines.get(0));
+  }
+
+  /**
+   * Whether a report line names only the ticker's wait: a sleep or park frame and no frame of
+   * {@code hog}, or no frames at all (a G that stopped running before sysmon took its stack).
+   */
+  private static boolean namesOnlyAWait(String line, Pattern hog) {
+    if (hog.matcher(line).find()) {
+      return false;
+    }
+    Matcher frames = FRAMES.matcher(line);
+    return !frames.find() || SLEEP_OR_PARK.matcher(frames.group(1)).find();
   }
 }
