@@ -95,6 +95,7 @@ class AgentIT {
             Map.of(),
             JmxWatch.class)) {
       child.awaitOut("ready"::equals, Duration.ofSeconds(30));
+      child.send("jcmd"); // JmxWatch's 20 s start
       String said = jcmdStartLocal(child.pid());
       String line = child.awaitOut(l -> l.startsWith("registered="), Duration.ofSeconds(30));
       assertEquals("registered=true", line, said + "\n" + child.out() + child.err());
@@ -123,6 +124,7 @@ class AgentIT {
       assertTrue(
           !child.out().contains("registered="),
           "the attach started the MBean server:\n" + child.out() + child.err());
+      child.send("jcmd"); // JmxWatch's 20 s start here, not at its ready
       String said = jcmdStartLocal(child.pid());
       String line = child.awaitOut(l -> l.startsWith("registered="), Duration.ofSeconds(30));
       assertEquals("registered=true", line, said + "\n" + child.out() + child.err());
