@@ -26,22 +26,24 @@ public final class MaxProcsWatch {
                 }
               }
             });
-    long last = AppSupport.metric("/sched/gomaxprocs:threads");
-    System.out.println("jdk=" + Runtime.getRuntime().availableProcessors() + " gomaxprocs=" + last);
+    long first = AppSupport.metric("/sched/gomaxprocs:threads");
+    System.out.println(
+        "jdk=" + Runtime.getRuntime().availableProcessors() + " gomaxprocs=" + first);
     System.out.flush();
     Thread watcher =
         Thread.ofPlatform()
             .daemon()
             .start(
                 () -> {
-                  long seen = -1;
+                  // From the value printed above: the test's taskset follows that line, and on a
+                  // loaded machine sysmon may apply it before this thread's first reading, which
+                  // would then be taken for the start and never printed.
+                  long seen = first;
                   for (; ; ) {
                     long n = AppSupport.metric("/sched/gomaxprocs:threads");
                     if (n != seen) {
-                      if (seen >= 0) {
-                        System.out.println("gomaxprocs=" + n);
-                        System.out.flush();
-                      }
+                      System.out.println("gomaxprocs=" + n);
+                      System.out.flush();
                       seen = n;
                     }
                     try {
