@@ -8,6 +8,8 @@ import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -46,17 +48,25 @@ public final class SystemGoroutines {
         accepted.add(server.accept());
       }
       reading.await(10, TimeUnit.SECONDS);
-      Thread.sleep(200); // every reader is parked in its read by now
       Class<?> gmp = Class.forName("io.gmp4j.Gmp", true, null);
+      // Until every reader is parked in its read: a fixed 200 ms was not always enough on a
+      // loaded machine, for a reader between its countDown and its park.
+      List<?> dump;
+      Set<Object> reasons;
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      do {
+        Thread.sleep(10);
+        dump = (List<?>) gmp.getMethod("goroutines").invoke(null);
+        reasons = new TreeSet<>();
+        for (Object g : dump) {
+          reasons.add(g.getClass().getMethod("waitReason").invoke(g));
+        }
+      } while (!(dump.size() == n && reasons.equals(Set.of("IO wait")))
+          && System.nanoTime() < deadline);
       @SuppressWarnings("unchecked")
       Map<String, Object> m = (Map<String, Object>) gmp.getMethod("readMetrics").invoke(null);
       System.out.println("num_goroutine=" + gmp.getMethod("numGoroutine").invoke(null));
-      List<?> dump = (List<?>) gmp.getMethod("goroutines").invoke(null);
       System.out.println("dump=" + dump.size());
-      java.util.Set<Object> reasons = new java.util.TreeSet<>();
-      for (Object g : dump) {
-        reasons.add(g.getClass().getMethod("waitReason").invoke(g));
-      }
       System.out.println("reasons=" + reasons);
       System.out.println("total=" + m.get("/sched/goroutines:goroutines"));
       for (Socket s : accepted) {
