@@ -33,9 +33,8 @@ class OldClassFilesIT {
    * its carrier's CPU) with an "ignored preemption" line: {@link
    * #hogInAJava5LibraryWithoutPollsIsHandedOff} shows that this test would see it.
    *
-   * <p>Default {@code preempt.handoff}, and no hand-off line of any kind: sysmon counts only the
-   * time the carrier ran ('Carrier time' in HogHandoff), so a carrier that the OS keeps off a
-   * core on a loaded machine no longer looks like a hog.
+   * <p>Default {@code preempt.handoff}, and the hog is never handed off ({@link
+   * #assertHogKeptItsP}).
    */
   @Test
   void hogInAJava5LibraryIsPreemptedByItsPolls() throws Exception {
@@ -49,9 +48,7 @@ class OldClassFilesIT {
         "OldClassFilesIT: %s products in %d ms at one P; the sleeper's 1 ms sleeps"
             + " came back %d times meanwhile; honored=%s handoffs=%s%n",
         r.value("products"), hogMs, ticks, r.value("honored"), r.value("handoffs"));
-    assertTrue(
-        r.err().lines().noneMatch(l -> ChildJvm.HANDOFF_REPORT.matcher(l).matches()), r.toString());
-    assertEquals("0", r.value("handoffs"), r.toString());
+    assertHogKeptItsP(r);
     // One sleep comes back per 10 ms time slice, about 100 in 1 s; without polls in the
     // library at most one per product. The bounds allow for a machine loaded many times over.
     long products = Long.parseLong(r.value("products"));
@@ -84,6 +81,30 @@ class OldClassFilesIT {
                             "org.apache.commons.math3.linear.Array2DRowRealMatrix.multiply")),
         r.toString());
     assertTrue(Long.parseLong(r.value("handoffs")) >= 1, r.toString());
+  }
+
+  /**
+   * MatrixHog's hog never lost its P: no hand-off report names commons-math3, and every hand-off
+   * counted has a report line of its own. Not "no hand-off at all": a loaded machine may hand off
+   * another G whose carrier the OS starved ({@link ChildJvm#HANDOFF_REPORT}), and that one is
+   * reported with its own frames. A hog without polls in the library is handed off in every
+   * product longer than a hand-off, and the first of those is reported inside {@code
+   * Array2DRowRealMatrix.multiply} ({@link #hogInAJava5LibraryWithoutPollsIsHandedOff}); one
+   * that comes within a second of another report is only counted, in a "more" line or suffix,
+   * and then the counter is over the report lines. The ticks alone would not tell: a hog handed
+   * off lets the sleeper run as often as one that polls.
+   */
+  static void assertHogKeptItsP(ChildJvm.Result r) {
+    List<String> reports =
+        r.err().lines().filter(l -> ChildJvm.HANDOFF_REPORT.matcher(l).matches()).toList();
+    assertTrue(
+        reports.stream().noneMatch(l -> l.contains("org.apache.commons.math3.")),
+        "the hog was handed off inside commons-math3: " + r);
+    long named = reports.stream().filter(l -> l.startsWith("gmp4j: goroutine ")).count();
+    assertTrue(
+        Long.parseLong(r.value("handoffs")) <= named
+            && reports.stream().noneMatch(l -> l.contains(" more")),
+        "hand-offs with no report line of their own, maybe the hog's: " + r);
   }
 
   /** The exit line, the endpoint's table and the metric agree on what was instrumented. */
