@@ -163,8 +163,27 @@ public final class JfrWorkload {
         System.out.println("delta." + e.getKey() + "=" + (a - (Long) before.get(e.getKey())));
       }
     }
+    awaitQuiet();
     System.out.println("OK");
     System.out.flush();
+  }
+
+  /**
+   * Waits until no goroutine is left and every P is idle (at most 5 s), and 200 ms more: an M
+   * commits its G's last GoRun and the GoDestroy after the run has returned (Machine.execute),
+   * which is after the join above saw the G end. Exiting at once, the JVM stopped the recording
+   * first whenever that M was descheduled for the few milliseconds of the prints, and JfrIT found
+   * a G of the window that never ended. The Ps go idle after those commits, but for a P that
+   * sysmon took during the run: the 200 ms are for that one.
+   */
+  private static void awaitQuiet() throws InterruptedException {
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (System.nanoTime() < deadline
+        && !(Gmp.numGoroutine() == 0
+            && (Long) Gmp.readMetrics().get("/sched/procs/idle:procs") == Gmp.gomaxprocs())) {
+      Thread.sleep(10);
+    }
+    Thread.sleep(200);
   }
 
   private static void mark(String phase) {
