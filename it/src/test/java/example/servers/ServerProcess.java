@@ -21,6 +21,14 @@ import java.util.stream.Stream;
  * deletes the child's temporary folder.
  */
 public final class ServerProcess implements AutoCloseable {
+  /**
+   * What the child never inherits, so that the shell that runs the tests or the benchmarks
+   * changes neither the scheduler nor the JVM's flags: the list of io.gmp4j.it.ChildJvm's
+   * SCRUBBED_ENV, which is not visible from this package.
+   */
+  private static final List<String> SCRUBBED_ENV =
+      List.of("GMPDEBUG", "GOMAXPROCS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS");
+
   private final Process process;
   private final Path tmp;
   private final StringBuilder output = new StringBuilder();
@@ -61,8 +69,7 @@ public final class ServerProcess implements AutoCloseable {
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(server.getName());
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-    pb.environment().remove("GOMAXPROCS");
-    pb.environment().remove("GMPDEBUG");
+    SCRUBBED_ENV.forEach(pb.environment()::remove);
     process = pb.start();
     CompletableFuture<Integer> ready = new CompletableFuture<>();
     Thread.ofPlatform()

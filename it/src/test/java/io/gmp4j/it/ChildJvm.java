@@ -30,7 +30,7 @@ final class ChildJvm {
    * Environment variables a child never inherits: gmp4j's own ({@code GMPDEBUG}, {@code
    * GOMAXPROCS}) and the JVM's ({@code JAVA_TOOL_OPTIONS}, {@code JDK_JAVA_OPTIONS}, which would
    * add flags and a "Picked up" line on stderr). A test that wants one passes it in {@code env}.
-   * The same list as ChildJvmTest's.
+   * The same list as ChildJvmTest's and example.servers.ServerProcess's; LiveChild uses this one.
    */
   static final List<String> SCRUBBED_ENV =
       List.of("GMPDEBUG", "GOMAXPROCS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS");

@@ -28,11 +28,13 @@ final class LiveChild implements AutoCloseable {
     ChildJvm.drain(p.getErrorStream(), err);
   }
 
-  /** Starts {@code cmd} (the whole command line) with GOMAXPROCS and GMPDEBUG cleared. */
+  /**
+   * Starts {@code cmd} (the whole command line) without {@link ChildJvm#SCRUBBED_ENV}, as
+   * ChildJvm does, and with {@code env}.
+   */
   static LiveChild start(List<String> cmd, Map<String, String> env) throws IOException {
     ProcessBuilder pb = new ProcessBuilder(cmd);
-    pb.environment().remove("GOMAXPROCS");
-    pb.environment().remove("GMPDEBUG");
+    ChildJvm.SCRUBBED_ENV.forEach(pb.environment()::remove);
     pb.environment().putAll(env);
     return new LiveChild(pb.start());
   }

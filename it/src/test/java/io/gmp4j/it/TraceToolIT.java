@@ -105,7 +105,9 @@ class TraceToolIT {
     List<String> cmd =
         new ArrayList<>(List.of(ChildJvm.JAVA.toString(), "-jar", ChildJvm.AGENT.toString()));
     cmd.addAll(Arrays.asList(args));
-    Process p = new ProcessBuilder(cmd).start();
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    ChildJvm.SCRUBBED_ENV.forEach(pb.environment()::remove); // no "Picked up" line on stderr
+    Process p = pb.start();
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     Thread d1 = drain(p.getInputStream(), out);
