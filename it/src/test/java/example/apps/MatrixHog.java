@@ -2,6 +2,7 @@ package example.apps;
 
 import java.io.InputStream;
 import java.net.URI;
+import java.net.URLConnection;
 import java.nio.charset.StandardCharsets;
 import org.apache.commons.math3.linear.Array2DRowRealMatrix;
 
@@ -73,8 +74,15 @@ public final class MatrixHog {
         "instrumented=" + AppSupport.metric("/sched/instrumentation/classes/instrumented:classes"));
     String port = System.getProperty("gmp.exporter.port");
     if (port != null && !port.equals("0")) {
-      try (InputStream in =
-          URI.create("http://127.0.0.1:" + port + "/debug/instrumentation").toURL().openStream()) {
+      URLConnection c =
+          URI.create("http://127.0.0.1:" + port + "/debug/instrumentation")
+              .toURL()
+              .openConnection();
+      // Bounded: where another process held the port, the agent's endpoint is not there, and
+      // that process may never answer (the test runs again on another port).
+      c.setConnectTimeout(10_000);
+      c.setReadTimeout(10_000);
+      try (InputStream in = c.getInputStream()) {
         System.out.println("--- instrumentation ---");
         System.out.print(new String(in.readAllBytes(), StandardCharsets.UTF_8));
         System.out.println("--- end ---");

@@ -3,6 +3,8 @@ package io.gmp4j.it;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -99,6 +101,55 @@ final class ChildJvm {
         }
       }
       return null;
+    }
+  }
+
+  /**
+   * A loopback port that was free a moment ago, for {@code exporter.port}. Only a moment: the
+   * socket is closed before the child binds the port, and another process may take it in the
+   * second or so of the child's start-up. {@link #onFreePort} gives a test a second one then.
+   */
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  /** A test on a port; see {@link #onFreePort}. */
+  interface OnPort<T> {
+    T run(int port) throws Exception;
+  }
+
+  /** Thrown by {@link #failIfPortTaken}, caught by {@link #onFreePort}. */
+  static final class PortTaken extends RuntimeException {
+    PortTaken(int port, String output) {
+      super("exporter.port " + port + " was taken before the child bound it:\n" + output);
+    }
+  }
+
+  /**
+   * Throws {@link PortTaken} if {@code output}, a child's stderr, has the agent's line for an
+   * {@code exporter.port} of {@code port} that another process held (the exporter binds in
+   * premain, so the line is there before the app's first line).
+   */
+  static void failIfPortTaken(String output, int port) {
+    if (output.contains(
+        "gmp4j: exporter: cannot listen on 127.0.0.1:" + port + ": Address already in use")) {
+      throw new PortTaken(port, output);
+    }
+  }
+
+  /**
+   * Runs {@code test} on a {@link #freePort}, and once more on another if it threw {@link
+   * PortTaken}: a port taken twice in a row says more than a race.
+   */
+  static <T> T onFreePort(OnPort<T> test) throws Exception {
+    int port = freePort();
+    try {
+      return test.run(port);
+    } catch (PortTaken e) {
+      System.out.println("exporter.port " + port + " was taken before the child bound it; again");
+      return test.run(freePort());
     }
   }
 

@@ -47,7 +47,14 @@ class ExporterIT {
 
   @Test
   void scrapedOverHttp() throws Exception {
-    int port = freePort();
+    ChildJvm.onFreePort(
+        port -> {
+          scrapedOverHttp(port);
+          return null;
+        });
+  }
+
+  private static void scrapedOverHttp(int port) throws Exception {
     List<String> cmd =
         List.of(
             ChildJvm.JAVA.toString(),
@@ -83,6 +90,9 @@ class ExporterIT {
             });
     try {
       ready.get(60, TimeUnit.SECONDS);
+      synchronized (output) {
+        ChildJvm.failIfPortTaken(output.toString(), port);
+      }
       String base = "http://127.0.0.1:" + port;
 
       Map<String, String> sched1 = sched(get(base + "/sched", 200));
@@ -215,7 +225,7 @@ class ExporterIT {
   void badHostIsOneLineAndTheProgramRuns() throws Exception {
     ChildJvm.Result r =
         ChildJvm.withAgent(
-            "exporter.port=" + freePort() + ",exporter.host=no-such-host.invalid",
+            "exporter.port=" + ChildJvm.freePort() + ",exporter.host=no-such-host.invalid",
             ExporterApp.class,
             Duration.ofSeconds(60),
             "3",
@@ -228,12 +238,6 @@ class ExporterIT {
         lines.get(0).startsWith("gmp4j: exporter: cannot listen on no-such-host.invalid:")
             && lines.get(0).endsWith("; the app keeps running without the endpoint"),
         r.toString());
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
   }
 
   private static String get(String url, int status) throws Exception {

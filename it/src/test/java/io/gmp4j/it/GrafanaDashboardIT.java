@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import example.apps.ExporterApp;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -64,25 +61,29 @@ class GrafanaDashboardIT {
     }
     assertTrue(queries.size() >= 10, "queries: " + queries);
 
-    int port = freePort();
-    Scrape scrape;
-    int exit;
-    String output;
-    try (LiveChild child =
-        LiveChild.java(
-            List.of("-Xverify:all", ChildJvm.javaagent("exporter.port=" + port)),
-            Map.of(),
-            ExporterApp.class,
-            "5",
-            "stdin")) {
-      child.awaitOut("ready"::equals, Duration.ofSeconds(60));
-      Thread.sleep(500); // some scheduling events for the latency histogram
-      scrape = Scrape.of("http://127.0.0.1:" + port + "/metrics");
-      child.process.getOutputStream().close(); // ExporterApp ends at the end of its stdin
-      exit = child.waitFor(Duration.ofSeconds(20));
-      output = child.toString();
-    }
-    Set<String> served = scrape.names();
+    record Served(Scrape scrape, int exit, String output) {}
+    Served run =
+        ChildJvm.onFreePort(
+            port -> {
+              try (LiveChild child =
+                  LiveChild.java(
+                      List.of("-Xverify:all", ChildJvm.javaagent("exporter.port=" + port)),
+                      Map.of(),
+                      ExporterApp.class,
+                      "5",
+                      "stdin")) {
+                child.awaitOut("ready"::equals, Duration.ofSeconds(60));
+                ChildJvm.failIfPortTaken(child.err(), port);
+                Thread.sleep(500); // some scheduling events for the latency histogram
+                Scrape scrape = Scrape.of("http://127.0.0.1:" + port + "/metrics");
+                child.process.getOutputStream().close(); // ExporterApp ends at the end of its stdin
+                int exit = child.waitFor(Duration.ofSeconds(20));
+                return new Served(scrape, exit, child.toString());
+              }
+            });
+    int exit = run.exit();
+    String output = run.output();
+    Set<String> served = run.scrape().names();
     Set<String> asked = new TreeSet<>();
     for (String q : queries) {
       Set<String> names = metricNames(q);
@@ -133,11 +134,5 @@ class GrafanaDashboardIT {
       }
     }
     return names;
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
   }
 }

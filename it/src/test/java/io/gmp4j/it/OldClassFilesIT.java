@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import example.apps.MatrixHog;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -110,15 +107,20 @@ class OldClassFilesIT {
   /** The exit line, the endpoint's table and the metric agree on what was instrumented. */
   @Test
   void coverageIsReportedAtExitOnTheEndpointAndInTheMetrics() throws Exception {
-    int port = freePort();
     ChildJvm.Result r =
-        ChildJvm.withAgent(
-            "preempt.report=1,exporter.port="
-                + port
-                + ",preempt.exclude=org.apache.commons.math3.util.*",
-            MatrixHog.class,
-            LIMIT,
-            "1");
+        ChildJvm.onFreePort(
+            port -> {
+              ChildJvm.Result run =
+                  ChildJvm.withAgent(
+                      "preempt.report=1,exporter.port="
+                          + port
+                          + ",preempt.exclude=org.apache.commons.math3.util.*",
+                      MatrixHog.class,
+                      LIMIT,
+                      "1");
+              ChildJvm.failIfPortTaken(run.err(), port);
+              return run;
+            });
     assertEquals(0, r.exit(), r.toString());
     List<String> lines =
         r.err().lines().filter(l -> l.startsWith("gmp4j: preemption polls: ")).toList();
@@ -162,11 +164,5 @@ class OldClassFilesIT {
                         "app@\\p{XDigit}+ +org\\.apache\\.commons\\.math3\\.util +0 +[1-9]\\d* .*")),
         table);
     assertTrue(table.contains("methods and classes left alone"), table);
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
   }
 }
