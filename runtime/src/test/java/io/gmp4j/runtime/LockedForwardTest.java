@@ -176,12 +176,18 @@ class LockedForwardTest {
   }
 
   /**
-   * A stop-the-world (a GOMAXPROCS change to {@code procs}) waits for every P: one lost by a
-   * forward never stops, and this fails with {@code what} and the scheduler's state.
+   * A stop-the-world waits for every P: one lost by a forward never stops, and this fails with
+   * {@code what} and the scheduler's state. A resize to the current {@code procs} Ps, through
+   * the stop-the-world itself: {@code gomaxprocs(procs)} returns at once when the count does not
+   * change, and so stopped nothing and never failed. The stops are counted, so that a resize
+   * that learns the same shortcut fails here too.
    */
   private static void assertWorldStops(Sched s, int procs, String what) throws Exception {
-    Thread stw = Thread.ofPlatform().start(() -> s.gomaxprocs(procs));
+    assertEquals(procs, s.gomaxprocs(), what + "Ps");
+    long stops = s.gomaxprocsChanges.sum();
+    Thread stw = Thread.ofPlatform().start(() -> s.stw.resize(procs, true));
     stw.join(20_000);
     assertTrue(!stw.isAlive(), what + "stop-the-world hangs\n" + dump(s));
+    assertEquals(stops + 1, s.gomaxprocsChanges.sum(), what + "the world never stopped");
   }
 }
