@@ -109,7 +109,7 @@ class EndedWithEntryQueuedTest {
         r.enable("gmp4j.GoRun").withThreshold(Duration.ZERO).withoutStackTrace();
         r.start();
         long deadline = System.nanoTime() + 20_000_000_000L;
-        while (!Trace.on(Trace.GO_RUN)) { // sysmon refreshes it within 100 ms of the start
+        while (!Trace.on(Trace.GO_RUN)) { // on at start (TraceRefreshTest); a margin
           if (System.nanoTime() - deadline > 0) {
             System.out.println("GoRun never came on");
             System.exit(3);
