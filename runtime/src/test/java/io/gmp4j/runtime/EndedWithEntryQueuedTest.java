@@ -5,14 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
@@ -67,36 +65,20 @@ class EndedWithEntryQueuedTest {
   @Test
   @Timeout(value = 120, threadMode = SEPARATE_THREAD)
   void itsLastRunEndsExitInTheTrace(@TempDir Path dir) throws Exception {
-    Path out = dir.resolve("child.out");
-    Path err = dir.resolve("child.err");
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-opens=java.base/java.lang=ALL-UNNAMED",
-            "-Dgmp.gomaxprocs=1",
-            // Each G spins until the walker thread has started, submitted it and ended; on a
-            // loaded machine that thread may wait tens of milliseconds for a CPU, and a G that
-            // spins past a slice and the hand-off time (30 ms by default) loses its P to
-            // sysmon, which ends its last run "handoff". The longest slice keeps sysmon from
-            // counting the G as a hog at all; nothing here wants a preemption.
-            "-Dgmp.timeslice=3600s",
-            "-cp",
-            System.getProperty("java.class.path"),
-            TracedChild.class.getName(),
+    String out =
+        SchedTesting.runChildJvm(
+            dir,
+            List.of(
+                "-Dgmp.gomaxprocs=1",
+                // Each G spins until the walker thread has started, submitted it and ended; on a
+                // loaded machine that thread may wait tens of milliseconds for a CPU, and a G that
+                // spins past a slice and the hand-off time (30 ms by default) loses its P to
+                // sysmon, which ends its last run "handoff". The longest slice keeps sysmon from
+                // counting the G as a hog at all; nothing here wants a preemption.
+                "-Dgmp.timeslice=3600s"),
+            TracedChild.class,
             dir.toString());
-    SchedTesting.SCRUBBED_ENV.forEach(pb.environment()::remove);
-    pb.redirectOutput(out.toFile()).redirectError(err.toFile());
-    Process p = pb.start();
-    try {
-      boolean done = p.waitFor(90, TimeUnit.SECONDS);
-      String shown =
-          "\n--- stdout:\n" + Files.readString(out) + "--- stderr:\n" + Files.readString(err);
-      assertTrue(done, "the child did not finish" + shown);
-      assertEquals(0, p.exitValue(), shown);
-      assertTrue(Files.readString(out).contains("last runs: {exit=" + ROUNDS + "}"), shown);
-    } finally {
-      p.destroyForcibly();
-    }
+    assertTrue(out.contains("last runs: {exit=" + ROUNDS + "}"), out);
   }
 
   /** The child of itsLastRunEndsExitInTheTrace: prints how each G's last GoRun ended. */

@@ -1,7 +1,12 @@
 package io.gmp4j.runtime;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
@@ -67,6 +72,41 @@ public final class SchedTesting {
    */
   public static final List<String> SCRUBBED_ENV =
       List.of("GMPDEBUG", "GOMAXPROCS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS");
+
+  /**
+   * Runs {@code main} in a child JVM on this test class path (java.lang opened to it, {@code
+   * jvmArgs} before the class, {@code args} after it), its output in files of {@code dir}, and
+   * waits up to 90 s; fails the caller unless it exits 0. Returns its stdout.
+   */
+  static String runChildJvm(Path dir, List<String> jvmArgs, Class<?> main, String... args)
+      throws IOException, InterruptedException {
+    Path out = dir.resolve("child.out");
+    Path err = dir.resolve("child.err");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("--add-opens=java.base/java.lang=ALL-UNNAMED");
+    cmd.addAll(jvmArgs);
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
+    cmd.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    SCRUBBED_ENV.forEach(pb.environment()::remove);
+    pb.redirectOutput(out.toFile()).redirectError(err.toFile());
+    Process p = pb.start();
+    try {
+      boolean done = p.waitFor(90, TimeUnit.SECONDS);
+      String shown =
+          "\n--- stdout:\n" + Files.readString(out) + "--- stderr:\n" + Files.readString(err);
+      if (!done) {
+        throw new AssertionError("the child did not finish" + shown);
+      }
+      if (p.exitValue() != 0) {
+        throw new AssertionError("the child exited " + p.exitValue() + shown);
+      }
+      return Files.readString(out);
+    } finally {
+      p.destroyForcibly();
+    }
+  }
 
   /**
    * Submits the calling G {@code me} again from a platform thread, as JDK 25's stack walker

@@ -1,12 +1,9 @@
 package io.gmp4j.runtime;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
+import java.util.List;
 import jdk.jfr.FlightRecorder;
 import jdk.jfr.Recording;
 import org.junit.jupiter.api.Test;
@@ -30,28 +27,7 @@ class TraceRefreshTest {
   @Timeout(value = 120, threadMode = SEPARATE_THREAD)
   void aRecordingsEventsFollowItsStartAndStopAtOnceEvenWhileSysmonSleepsDeeply(@TempDir Path dir)
       throws Exception {
-    Path out = dir.resolve("child.out");
-    Path err = dir.resolve("child.err");
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-opens=java.base/java.lang=ALL-UNNAMED",
-            "-ea",
-            "-cp",
-            System.getProperty("java.class.path"),
-            Child.class.getName());
-    SchedTesting.SCRUBBED_ENV.forEach(pb.environment()::remove);
-    pb.redirectOutput(out.toFile()).redirectError(err.toFile());
-    Process p = pb.start();
-    try {
-      boolean done = p.waitFor(90, TimeUnit.SECONDS);
-      String shown =
-          "\n--- stdout:\n" + Files.readString(out) + "--- stderr:\n" + Files.readString(err);
-      assertTrue(done, "the child did not finish" + shown);
-      assertEquals(0, p.exitValue(), shown);
-    } finally {
-      p.destroyForcibly();
-    }
+    SchedTesting.runChildJvm(dir, List.of("-ea"), Child.class);
   }
 
   /** The child: exits 0 if the bits followed every start and stop at once, else prints why. */
