@@ -64,12 +64,13 @@ import java.util.Set;
  *       the transform returns.
  *   <li>Rewriting ahead of the load, on a thread of its own, the classes that a loading class
  *       names in its constant pool (read through the same loader; taken at load if the bytes are
- *       the same). Tried in issue 17 on the Spring Boot app: 525-565 of the 786 rewrites were
+ *       the same). Tried in issue 17 on the Spring Boot app: 522-565 of the 786 rewrites were
  *       ready in time, and the main thread's samples in the injector fell from about a fifth to
- *       a tenth, yet start-up was slower than without it in all six rounds (by 0.34-0.70 s in
- *       four, 1.5-1.6 s in two with other jobs running), with 0.9-1.5 s more CPU. The prefetch thread made 920-970 rewrites (about 400 of classes that
- *       never loaded, besides reading every class named to find the ones with loops), on the
- *       second core, which the JIT compilers keep busy during a start-up.
+ *       a tenth, yet start-up was slower than without it in every round: by 0.43-0.69 s in
+ *       eight rounds on a quiet machine, with 1.1-1.8 s more CPU (and in six more beside other
+ *       jobs). The prefetch thread made 920-970 rewrites (about 400 of classes that never
+ *       loaded, besides reading every class named to find the ones with loops), on the second
+ *       core, which the JIT compilers keep busy during a start-up.
  *   <li>Rewriting only the classes seen hot: a hot loop is found by running it, and its frame
  *       keeps the old code until it returns, so the hog that needs the poll most would never get
  *       it.
