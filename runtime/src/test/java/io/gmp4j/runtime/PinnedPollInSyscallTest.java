@@ -35,8 +35,9 @@ class PinnedPollInSyscallTest {
   void pinnedPollInsideASyscallKeepsEveryP() throws Exception {
     final int nprocs = 2;
     Sched s = SchedTesting.newSched(nprocs);
-    // A 1s slice: sysmon neither asks the G to yield nor retakes the syscall's P on its own
-    // while the test runs (the other P is idle, and the call is short).
+    // A 1s slice: sysmon does not ask the G to yield on its own. With the other P idle it
+    // leaves the syscall's P alone for 10ms; a call held up longer (a loaded machine) loses it,
+    // and then the exit yields to the global queue, which every check below allows too.
     s.startSysmon(1_000_000_000L, 0, 0, false, false);
     runOnG(
         s,
