@@ -114,23 +114,14 @@ final class PollEmitter extends ClassVisitor {
   private record Countdown(Label target, boolean heavy, boolean own) {}
 
   private final Iterator<MethodPlan> plans;
-  private String owner;
 
-  PollEmitter(ClassVisitor next, List<MethodPlan> plans) {
+  /** The internal name of the class, for the frames' implicit {@code this}. */
+  private final String owner;
+
+  PollEmitter(ClassVisitor next, List<MethodPlan> plans, String owner) {
     super(Opcodes.ASM9, next);
     this.plans = plans.iterator();
-  }
-
-  @Override
-  public void visit(
-      int version,
-      int access,
-      String name,
-      String signature,
-      String superName,
-      String[] interfaces) {
-    owner = name;
-    super.visit(version, access, name, signature, superName, interfaces);
+    this.owner = owner;
   }
 
   @Override

@@ -514,7 +514,8 @@ public final class PollInjector {
       // alone verbatim. No COMPUTE_* flag: see 'Rejected' above; max stack and locals come from
       // the plan.
       ClassWriter writer = new ClassWriter(reader, 0);
-      reader.accept(new PollEmitter(writer, plans), ClassReader.EXPAND_FRAMES);
+      reader.accept(
+          new PollEmitter(writer, plans, reader.getClassName()), ClassReader.EXPAND_FRAMES);
       try {
         return writer.toByteArray();
       } catch (MethodTooLargeException e) {
