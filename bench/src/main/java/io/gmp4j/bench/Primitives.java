@@ -27,7 +27,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * The scheduling primitives of issue 11, each as ns per operation, on three schedulers in one JMH
  * run: the JDK's default ForkJoinPool ({@code Jdk*}, and {@code JdkAgent*} with a Java agent that
  * does nothing, for what any agent costs), gmp4j under its agent ({@code Agent*}, which
- * also replaces the JDK's scheduler for {@code Thread.ofVirtual()}), and gmp4j as a library
+ * also replaces the JDK's scheduler for {@code Thread.ofVirtual()}; {@code AgentNoJvmtiVt*} the
+ * same with HotSpot's JVMTI virtual-thread notifications off), and gmp4j as a library
  * without the agent ({@code Lib*}, {@code Gmp.ofVirtual()}). Each comes at 1 P (one carrier for
  * the JDK) and at 2 Ps. The scheduler and the P count are start-up settings, so they are fork
  * arguments of the subclasses below, not {@code @Param}s; {@code bench/run Primitives} runs them
@@ -87,6 +88,14 @@ public abstract class Primitives {
 
   /** This benchmark jar as an agent whose premain does nothing ({@link NoopAgent}). */
   static final String NOOP_AGENT = "-javaagent:bench/target/gmp4j-bench.jar";
+
+  /**
+   * HotSpot's switch for the JVMTI mount and unmount notifications that any Java agent turns on
+   * (an experimental flag, so it needs the unlock before it).
+   */
+  static final String NO_JVMTI_VT_1 = "-XX:+UnlockExperimentalVMOptions";
+
+  static final String NO_JVMTI_VT_2 = "-XX:-DoJVMTIVirtualThreadTransitions";
 
   static final String ONE_P = "-Djdk.virtualThreadScheduler.parallelism=1";
   static final String ONE_P_GMP = "-Dgmp.gomaxprocs=1";
@@ -495,6 +504,23 @@ public abstract class Primitives {
       jvmArgsAppend = {ADD_OPENS, AGENT, ONE_P_GMP, "-Dbench.mode=agent"})
   public static class Agent1P extends Primitives {}
 
+  /**
+   * gmp4j under its agent with HotSpot's JVMTI virtual-thread notifications off, the one VM
+   * option that takes back what any agent costs a switch (README, 'What any Java agent costs a
+   * virtual thread').
+   */
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {
+        ADD_OPENS,
+        AGENT,
+        NO_JVMTI_VT_1,
+        NO_JVMTI_VT_2,
+        ONE_P_GMP,
+        "-Dbench.mode=agent"
+      })
+  public static class AgentNoJvmtiVt1P extends Primitives {}
+
   @Fork(
       value = 1,
       jvmArgsAppend = {ADD_OPENS, ONE_P_GMP, "-Dbench.mode=lib"})
@@ -509,6 +535,18 @@ public abstract class Primitives {
       value = 1,
       jvmArgsAppend = {ADD_OPENS, AGENT, TWO_P_GMP, "-Dbench.mode=agent"})
   public static class Agent2P extends Primitives {}
+
+  @Fork(
+      value = 1,
+      jvmArgsAppend = {
+        ADD_OPENS,
+        AGENT,
+        NO_JVMTI_VT_1,
+        NO_JVMTI_VT_2,
+        TWO_P_GMP,
+        "-Dbench.mode=agent"
+      })
+  public static class AgentNoJvmtiVt2P extends Primitives {}
 
   @Fork(
       value = 1,

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import example.apps.AsyncPreempt;
 import example.apps.GCFairness2;
+import example.apps.MatrixHog;
 import example.apps.PingPongHog;
 import example.apps.Preemption;
 import example.apps.SleepBesideSpinner;
@@ -102,6 +103,39 @@ class PreemptionIT {
             + " stuck="
             + r.value("stuck"));
     assertEquals("true", r.value("stuck"), r.toString());
+  }
+
+  /**
+   * With HotSpot's JVMTI virtual-thread notifications off ({@code
+   * -XX:-DoJVMTIVirtualThreadTransitions}: README, 'What any Java agent costs a virtual thread')
+   * the agent still installs, rewrites classes and time-slices, since it uses none of those
+   * notifications: MatrixHog's hog, inside a library at one P, is preempted by its polls and
+   * keeps its P, as {@link OldClassFilesIT#hogInAJava5LibraryIsPreemptedByItsPolls} asks with
+   * the notifications on. With commons-math3 excluded from the polls this fails on the hog's
+   * hand-off, and without the agent no preemption is honoured.
+   */
+  @Test
+  void hogIsPreemptedWithJvmtiVirtualThreadNotificationsOff() throws Exception {
+    ChildJvm.Result r =
+        ChildJvm.run(
+            List.of(
+                "-XX:+UnlockExperimentalVMOptions",
+                "-XX:-DoJVMTIVirtualThreadTransitions",
+                "-Xverify:all",
+                ChildJvm.javaagent("gomaxprocs=1")),
+            Map.of(),
+            MatrixHog.class,
+            LIMIT,
+            "1000");
+    assertEquals(0, r.exit(), r.toString());
+    System.out.printf(
+        "PreemptionIT without JVMTI virtual-thread notifications: %s products, ticks=%s"
+            + " honored=%s handoffs=%s%n",
+        r.value("products"), r.value("ticks"), r.value("honored"), r.value("handoffs"));
+    OldClassFilesIT.assertHogKeptItsP(r);
+    long ticks = Long.parseLong(r.value("ticks"));
+    assertTrue(ticks >= 5 && ticks > 2 * Long.parseLong(r.value("products")), r.toString());
+    assertTrue(Long.parseLong(r.value("honored")) >= 5, r.toString());
   }
 
   /** Go's TestPingPongHog: the two pairs get CPU within a factor of 20. */
