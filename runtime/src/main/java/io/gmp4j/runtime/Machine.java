@@ -699,12 +699,15 @@ final class Machine extends Thread {
       }
       inheritTime = false;
       // Go: pp.timers.check. Runs due timers; this can make Gs ready, into pp's runnext. One
-      // volatile load when pp has no timers: see 'Timers on the P' in Timers.
-      // One clock read for both checks, and none while no timer waits anywhere.
-      long now = pp.timers.nextWhen() != 0 || sched.timerSleeper.hasHint() ? Timers.nanotime() : 0;
-      pp.timers.checkTimers(now, true);
-      // Beyond Go: the due timers of the other Ps too ('Overdue timers on running Ps').
-      sched.timerSleeper.checkOverdue(pp, now);
+      // volatile load when pp has no timers: see 'Timers on the P' in Timers. One clock read
+      // for both checks, none while no timer waits anywhere, and none while every waiting timer
+      // is far off ('Far timers skip the clock' in Timers).
+      long now = pp.timers.clockForCheck();
+      if (now != 0) {
+        pp.timers.checkTimers(now, true);
+        // Beyond Go: the due timers of the other Ps too ('Overdue timers on running Ps').
+        sched.timerSleeper.checkOverdue(pp, now);
+      }
       // Check the global runnable queue once in a while to ensure fairness. Otherwise two
       // goroutines can completely occupy the local runqueue by constantly respawning each
       // other.

@@ -319,6 +319,11 @@ final class Sysmon extends Thread {
       return;
     }
     long overdue = tnow - next;
+    if (overdue >= 0) {
+      // A timer is due: every P reads the clock at its next schedule ('Far timers skip the
+      // clock' in Timers). Single writer.
+      sched.timerClockEpoch = sched.timerClockEpoch + 1;
+    }
     if (overdue <= OVERDUE_NS) {
       if (sched.npidle == 0) {
         timerDelayUs = Math.max(20, (OVERDUE_NS - overdue) / 1000 + 1);

@@ -107,6 +107,11 @@ final class TimerSleeper {
     return hint != 0;
   }
 
+  /** {@link #hint}: 0, or at most the earliest when of every waiting timer. Any thread. */
+  long hint() {
+    return hint;
+  }
+
   TimerSleeper(Sched sched) {
     this.sched = sched;
   }

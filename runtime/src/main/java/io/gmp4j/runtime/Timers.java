@@ -86,10 +86,27 @@ import java.util.concurrent.locks.ReentrantLock;
  * (VirtualThread's parkTimeoutExpired then only sets the park permit, a spurious wake-up that
  * park allows; waitTimeoutExpired checks its sequence number), exactly as with its own executor.
  *
+ * <h3>Far timers skip the clock</h3>
+ *
+ * Go's checkTimers reads the clock at every schedule while its P has a timer, and so did we: one
+ * {@code System.nanoTime} per G switch, 30 ns on a KVM guest's kvm-clock, a fifth of a park
+ * round trip at 1 P. Yet most timers that wait are timeouts seconds off, which a cancel ends
+ * long before they are due (a {@code join}, a socket read, a {@code poll} with a timeout). So
+ * findRunnable reads the clock only when the soonest timer, this P's top or the hint for the
+ * others, is within {@link #FAR_NS} (50 ms) of the freshest time it knows: its own last read, or
+ * sysmon's {@code coarseNow}, which sysmon refreshes every cycle (at most 10 ms apart while any
+ * P runs). Otherwise it skips both checks, at most {@link #MAX_SKIPS} (64) times in a row, and
+ * not after sysmon has seen a timer due ({@code Sched.timerClockEpoch}, which sysmon raises
+ * then, so that every P reads at its next schedule). A timer that is skipped while due would
+ * need the clock known to be 40 ms stale, i.e. sysmon 40 ms late, and fewer than 64 schedules
+ * since the last read; sysmon's own check ('Overdue timers' in {@link Sysmon}) still catches it.
+ * A timer within 50 ms is checked at every schedule, as in Go.
+ *
  * <h3>Cost</h3>
  *
- * No sleeping G: one volatile load per schedule round ({@code timer0When == 0}) and per P per
- * sysmon cycle; no thread, no allocation. A timed park: one {@link Timer} (the JDK's executor
+ * No sleeping G: two volatile loads per schedule round ({@code timer0When} and the hint) and
+ * one per P per sysmon cycle; no thread, no allocation. Only timeouts more than 50 ms off: four
+ * volatile loads, and a clock read every 64 rounds. A timed park: one {@link Timer} (the JDK's executor
  * allocates a ScheduledFutureTask instead), one uncontended lock and an O(log n) sift; its
  * cancel, one CAS and one atomic increment. Measured in BENCHMARKS.md ('Timers on the P').
  *
@@ -133,6 +150,28 @@ final class Timers {
    * adder's half of the Dekker in 'Timer sleep' in TimerSleeper).
    */
   private volatile long timer0When;
+
+  /**
+   * 'Far timers skip the clock': how far off the soonest timer must be, from the freshest clock
+   * the owner knows, for findRunnable to skip its timer checks without reading the clock. Five
+   * of sysmon's longest sleeps, which bound how stale {@code Sched.coarseNow} is.
+   */
+  static final long FAR_NS = 50_000_000L;
+
+  /** 'Far timers skip the clock': at most this many checks in a row are skipped. */
+  static final int MAX_SKIPS = 64;
+
+  /**
+   * 'Far timers skip the clock': the clock of the owner's last timer check, the checks skipped
+   * since, and the {@code Sched.timerClockEpoch} seen then (-1 before the first check, so that
+   * it reads the clock). Plain fields, touched only by the M holding {@link #pp}, in {@link
+   * #clockForCheck}; a P changes hands under its status CAS, which orders them.
+   */
+  private long checkNow;
+
+  private int checkSkips;
+
+  private long checkEpoch = -1;
 
   /** Go's pp.deletedTimers: see the Invariants. Any thread. */
   final AtomicInteger deletedTimers = new AtomicInteger();
@@ -230,6 +269,43 @@ final class Timers {
   /** The earliest timer's when (Go's timer0When), 0 for none. Any thread; volatile. */
   long nextWhen() {
     return timer0When;
+  }
+
+  /**
+   * The clock for findRunnable's timer checks ({@link #checkTimers} on this P, then {@code
+   * TimerSleeper.checkOverdue}), or 0 when they can be skipped: when no timer waits anywhere, or
+   * when the soonest one (this heap's top, or the sleeper's hint for the other Ps) is more than
+   * {@link #FAR_NS} after the freshest clock known, at most {@link #MAX_SKIPS} times in a row
+   * and only while sysmon has seen no timer due. See 'Far timers skip the clock'. Called only
+   * by the M holding {@link #pp}, in findRunnable.
+   */
+  long clockForCheck() {
+    assert Thread.currentThread() instanceof Machine mp && mp.p == pp
+        : "clockForCheck: not the M holding P" + pp.id;
+    return clockForCheck(timer0When, pp.sched.timerSleeper.hint()); // two volatile loads
+  }
+
+  /**
+   * {@link #clockForCheck()} with this heap's top ({@code mine}) and the sleeper's hint given, 0
+   * for none. Called only by the M holding {@link #pp}, and by white-box tests.
+   */
+  long clockForCheck(long mine, long hint) {
+    long soonest = mine == 0 ? hint : hint == 0 ? mine : Math.min(mine, hint);
+    if (soonest == 0) {
+      return 0; // no timers: the whole cost when no G sleeps
+    }
+    Sched sched = pp.sched;
+    long epoch = sched.timerClockEpoch; // volatile
+    long known = Math.max(checkNow, sched.coarseNow - ORIGIN); // volatile coarseNow
+    if (soonest - known > FAR_NS && checkSkips < MAX_SKIPS && checkEpoch == epoch) {
+      checkSkips++;
+      return 0;
+    }
+    long now = nanotime();
+    checkNow = now;
+    checkSkips = 0;
+    checkEpoch = epoch;
+    return now;
   }
 
   boolean checkTimers(long now, boolean owner) {

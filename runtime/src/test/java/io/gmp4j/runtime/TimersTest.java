@@ -270,4 +270,42 @@ class TimersTest {
       hog.join();
     }
   }
+
+  /**
+   * 'Far timers skip the clock': findRunnable's clock read is skipped while the soonest timer is
+   * more than FAR_NS after the freshest clock known, 64 times in a row at most; a near timer, a
+   * raised sysmon epoch, or a fresher coarseNow makes it read. Each assertion fails if its rule
+   * is dropped from clockForCheck.
+   */
+  @Test
+  @Timeout(value = 30, threadMode = SEPARATE_THREAD)
+  void farTimersSkipTheClockAndNearOnesDoNot() throws Exception {
+    Sched s = sched(1);
+    Timers ts = s.allp[0].timers;
+    assertEquals(0, ts.clockForCheck(0, 0), "no timers: no clock read");
+    long far = Timers.nanotime() + HOUR;
+    assertTrue(ts.clockForCheck(far, 0) > 0, "the first check reads the clock");
+    for (int i = 0; i < Timers.MAX_SKIPS; i++) {
+      assertEquals(0, ts.clockForCheck(far, 0), "a timer an hour off: skipped, round " + i);
+    }
+    assertTrue(ts.clockForCheck(far, 0) > 0, "after MAX_SKIPS skips the clock is read");
+    assertEquals(0, ts.clockForCheck(0, far));
+    long near = Timers.nanotime() + Timers.FAR_NS / 2;
+    assertTrue(ts.clockForCheck(0, near) > 0, "a near hint alone: read");
+    for (int i = 0; i < 5; i++) {
+      assertTrue(ts.clockForCheck(far, near) > 0, "a timer within FAR_NS: read, round " + i);
+    }
+    assertEquals(0, ts.clockForCheck(far, 0));
+    s.timerClockEpoch = s.timerClockEpoch + 1; // sysmon saw a timer due
+    assertTrue(ts.clockForCheck(far, 0) > 0, "a new sysmon epoch: read");
+    // A timer just over FAR_NS after the last read, then time passes without a read of ours:
+    // skipped while only our stale clock is known, read once sysmon's coarseNow has moved on.
+    long read = ts.clockForCheck(far, near);
+    long soon = read + Timers.FAR_NS + 5_000_000L;
+    assertEquals(0, ts.clockForCheck(soon, 0));
+    Thread.sleep(Timers.FAR_NS / 1_000_000L + 20);
+    assertEquals(0, ts.clockForCheck(soon, 0), "coarseNow not moved: still skipped");
+    s.coarseNow = System.nanoTime(); // as sysmon's next cycle does
+    assertTrue(ts.clockForCheck(soon, 0) > 0, "due by sysmon's clock: read");
+  }
 }
