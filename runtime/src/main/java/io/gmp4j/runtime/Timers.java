@@ -97,18 +97,19 @@ import java.util.concurrent.locks.ReentrantLock;
  * sysmon's {@code coarseNow}, which sysmon refreshes every cycle (at most 10 ms apart while any
  * P runs). Otherwise it skips both checks, at most {@link #MAX_SKIPS} (64) times in a row, and
  * not after sysmon has seen a timer due ({@code Sched.timerClockEpoch}, which sysmon raises
- * then, so that every P reads at its next schedule). A timer that is skipped while due would
- * need the clock known to be 40 ms stale, i.e. sysmon 40 ms late, and fewer than 64 schedules
- * since the last read; sysmon's own check ('Overdue timers' in {@link Sysmon}) still catches it.
- * A timer within 50 ms is checked at every schedule, as in Go.
+ * then, so that every P reads at its next schedule). A timer skipped while due needs the time
+ * known to be more than 50 ms behind the clock, i.e. sysmon more than 40 ms late for its cycle,
+ * and fewer than 64 schedules since the P's last read; sysmon's own check ('Overdue timers' in
+ * {@link Sysmon}) still catches it then. A timer within 50 ms is checked at every schedule, as
+ * in Go. Measured in BENCHMARKS.md ('Far timers skip the clock').
  *
  * <h3>Cost</h3>
  *
  * No sleeping G: two volatile loads per schedule round ({@code timer0When} and the hint) and
  * one per P per sysmon cycle; no thread, no allocation. Only timeouts more than 50 ms off: four
- * volatile loads, and a clock read every 64 rounds. A timed park: one {@link Timer} (the JDK's executor
- * allocates a ScheduledFutureTask instead), one uncontended lock and an O(log n) sift; its
- * cancel, one CAS and one atomic increment. Measured in BENCHMARKS.md ('Timers on the P').
+ * volatile loads, and a clock read every 64 rounds. A timed park: one {@link Timer} (the JDK's
+ * executor allocates a ScheduledFutureTask instead), one uncontended lock and an O(log n) sift;
+ * its cancel, one CAS and one atomic increment. Measured in BENCHMARKS.md ('Timers on the P').
  *
  * <p>Library mode (no agent) has no advice on VirtualThread, so its timeouts stay on the JDK's
  * timer threads; so does option {@code timers=jdk}.
