@@ -291,8 +291,20 @@ public final class Hooks {
     return LiveOptions.current();
   }
 
+  /**
+   * Set by {@link #start}, which only the agent calls, before the scheduler exists. Read by every
+   * M at its start ('No spin in j.u.c without the agent' in Machine). Volatile.
+   */
+  private static volatile boolean agentInstalled;
+
+  /** Whether the agent installed gmp4j (else it runs as a library). Any thread. */
+  static boolean agentInstalled() {
+    return agentInstalled;
+  }
+
   /** Starts the scheduler and sysmon. Throws with gmp4j's message if it cannot run here. */
   public static void start() {
+    agentInstalled = true;
     Sched.get();
     // Links the poll's VarHandle now, on the installing thread: its first use otherwise runs
     // inside a G's first poll, and took over 20 ms on a loaded machine, long enough for sysmon

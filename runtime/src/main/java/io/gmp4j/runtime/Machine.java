@@ -2,6 +2,8 @@ package io.gmp4j.runtime;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.ForkJoinTask;
+import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
 
@@ -66,8 +68,23 @@ import java.util.concurrent.locks.LockSupport;
  * word is 'The phold word' in {@link PHold}, sysmon's side 'Hog hand-off' in {@link HogHandoff};
  * the M's part is to open the word before the run and to close it after, finding out whether it
  * still has a P.
+ *
+ * <h3>No spin in j.u.c without the agent</h3>
+ *
+ * {@code LinkedTransferQueue}, {@code SynchronousQueue} and {@code Exchanger} spin about 128
+ * rounds of onSpinWait before they park, unless {@code ForkJoinWorkerThread.hasKnownQueuedWork()}
+ * says that the carrier has queued work, which it says only for a ForkJoinWorkerThread whose own
+ * work queue is not empty. At one P the spin is pure loss (the partner cannot run while we spin):
+ * library mode's {@code SynchronousQueue} ping-pong took 12.6x the JDK's time. Under the agent
+ * the answer is woven ({@link Hooks#hasKnownQueuedWork}, Go's canSpin rule). Without it, an M is
+ * a ForkJoinWorkerThread of a pool that never runs a task ({@link Sched#noSpinPool}, whose
+ * factory makes no thread), and at its start, when the agent is not installed, it forks one task
+ * that never runs into its own work queue ({@link NoSpin}): every question then gets "queued
+ * work", and a G on a gmp4j carrier parks at once, as a Go G does on an unbuffered channel. The M
+ * runs no ForkJoinPool code: its {@link #run} is the scheduler's, not the pool's; and the JDK's
+ * carrier-specific paths ask for its own {@code CarrierThread}, which an M is not.
  */
-final class Machine extends Thread {
+final class Machine extends ForkJoinWorkerThread {
   private static final VarHandle PHOLD;
   private static final VarHandle P;
   private static final VarHandle CURG;
@@ -316,7 +333,8 @@ final class Machine extends Thread {
   }
 
   Machine(Sched sched, int id, Processor nextp, boolean spinning) {
-    super("gmp-m" + id);
+    super(sched.noSpinPool); // see 'No spin in j.u.c without the agent'
+    setName("gmp-m" + id);
     setDaemon(true);
     this.sched = sched;
     this.runq = sched.runq;
@@ -330,9 +348,31 @@ final class Machine extends Thread {
     return parked;
   }
 
+  /**
+   * The task that an M forks into its own work queue without the agent, and that never runs:
+   * 'No spin in j.u.c without the agent'.
+   */
+  static final class NoSpin extends ForkJoinTask<Void> {
+    @Override
+    public Void getRawResult() {
+      return null;
+    }
+
+    @Override
+    protected void setRawResult(Void value) {}
+
+    @Override
+    protected boolean exec() {
+      throw new AssertionError("gmp4j: the NoSpin marker of an M ran");
+    }
+  }
+
   @Override
   public void run() {
     tid = CarrierCpu.currentTid();
+    if (!Hooks.agentInstalled()) {
+      new NoSpin().fork(); // this thread's own queue: 'No spin in j.u.c without the agent'
+    }
     try {
       Processor pp = nextp;
       nextp = null;

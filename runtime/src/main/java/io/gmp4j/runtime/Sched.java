@@ -1,6 +1,7 @@
 package io.gmp4j.runtime;
 
 import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -296,6 +297,13 @@ public final class Sched {
    * reads by anyone.
    */
   volatile long coarseNow = initTime;
+
+  /**
+   * The ForkJoinPool that every M, a ForkJoinWorkerThread, names as its pool, and that never
+   * runs a task: its factory makes no thread ('No spin in j.u.c without the agent' in Machine).
+   * Final.
+   */
+  final ForkJoinPool noSpinPool = new ForkJoinPool(1, pool -> null, null, false);
 
   /**
    * 'Far timers skip the clock' in Timers: raised by sysmon when it sees a timer due, so that
