@@ -1066,7 +1066,7 @@ final class Machine extends ForkJoinWorkerThread {
    * the hint is lowered before the adder's fence.
    */
   private boolean timerNeedsM() {
-    return sched.timerSleeper.hasHint() && sched.timerSleeper.sleeper() == null;
+    return sched.timerSleeper.hint() != 0 && sched.timerSleeper.sleeper() == null;
   }
 
   /**

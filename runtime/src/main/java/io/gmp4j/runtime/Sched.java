@@ -305,13 +305,6 @@ public final class Sched {
    */
   final ForkJoinPool noSpinPool = new ForkJoinPool(1, pool -> null, null, false);
 
-  /**
-   * 'Far timers skip the clock' in Timers: raised by sysmon when it sees a timer due, so that
-   * every P reads the clock at its next schedule. Written only by sysmon (volatile, single
-   * writer); read by every M in findRunnable.
-   */
-  volatile long timerClockEpoch;
-
   Sched(int nprocs) {
     lock.lock();
     try {

@@ -300,11 +300,9 @@ final class Sysmon extends Thread {
    * schedules, runs the due timers of every P ('Overdue timers on running Ps' in {@link
    * TimerSleeper}), and the sleeper runs next. The yielded G goes to the global queue as after
    * any preemption, having had at least OVERDUE_NS. sysmon's sleep is shortened to be awake
-   * then, and woken early for a timer due sooner than it would wake ({@link #timerAdded}). Any
-   * timer due raises {@code Sched.timerClockEpoch}, so that every P reads the clock at its next
-   * schedule ('Far timers skip the clock' in {@link Timers}). Costs one volatile load per P per
-   * cycle when there are no timers. Called only by sysmon, after retake (which refreshed
-   * pdSchedwhen).
+   * then, and woken early for a timer due sooner than it would wake ({@link #timerAdded}). Costs
+   * one volatile load per P per cycle when there are no timers. Called only by sysmon, after
+   * retake (which refreshed pdSchedwhen).
    */
   private void checkOverdueTimers(long now) {
     assert Thread.currentThread() == this : "checkOverdueTimers: not on sysmon";
@@ -322,11 +320,6 @@ final class Sysmon extends Thread {
       return;
     }
     long overdue = tnow - next;
-    if (overdue >= 0) {
-      // A timer is due: every P reads the clock at its next schedule ('Far timers skip the
-      // clock' in Timers). Single writer.
-      sched.timerClockEpoch = sched.timerClockEpoch + 1;
-    }
     if (overdue <= OVERDUE_NS) {
       if (sched.npidle == 0) {
         timerDelayUs = Math.max(20, (OVERDUE_NS - overdue) / 1000 + 1);

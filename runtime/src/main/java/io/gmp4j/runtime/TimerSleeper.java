@@ -102,12 +102,10 @@ final class TimerSleeper {
   /** Timers that checkOverdue ran for another, running P (extra metric). Racy. */
   private volatile long overdueRuns;
 
-  /** Whether some P may hold a timer that checkOverdue would look at. Any thread; volatile. */
-  boolean hasHint() {
-    return hint != 0;
-  }
-
-  /** {@link #hint}: 0, or at most the earliest when of every waiting timer. Any thread. */
+  /**
+   * {@link #hint}: 0 when no P holds a timer that checkOverdue would look at, else at most the
+   * earliest when of every waiting timer. Any thread; volatile.
+   */
   long hint() {
     return hint;
   }

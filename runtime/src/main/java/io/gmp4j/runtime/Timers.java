@@ -95,18 +95,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * findRunnable reads the clock only when the soonest timer, this P's top or the hint for the
  * others, is within {@link #FAR_NS} (50 ms) of the freshest time it knows: its own last read, or
  * sysmon's {@code coarseNow}, which sysmon refreshes every cycle (at most 10 ms apart while any
- * P runs). Otherwise it skips both checks, at most {@link #MAX_SKIPS} (64) times in a row, and
- * not after sysmon has seen a timer due ({@code Sched.timerClockEpoch}, which sysmon raises
- * then, so that every P reads at its next schedule). A timer skipped while due needs the time
- * known to be more than 50 ms behind the clock, i.e. sysmon more than 40 ms late for its cycle,
- * and fewer than 64 schedules since the P's last read; sysmon's own check ('Overdue timers' in
+ * P runs). Otherwise it skips both checks, at most {@link #MAX_SKIPS} (64) times in a row. Once
+ * a sysmon cycle has passed a timer's when, {@code coarseNow} alone makes every P read at its
+ * next schedule. A timer skipped while due needs the time known to be more than 50 ms behind
+ * the clock, i.e. sysmon more than 40 ms late for its cycle, and fewer than 64 schedules since
+ * the P's last read; sysmon's own check ('Overdue timers' in
  * {@link Sysmon}) still catches it then. A timer within 50 ms is checked at every schedule, as
  * in Go. Measured in BENCHMARKS.md ('Far timers skip the clock').
  *
  * <h3>Cost</h3>
  *
  * No sleeping G: two volatile loads per schedule round ({@code timer0When} and the hint) and
- * one per P per sysmon cycle; no thread, no allocation. Only timeouts more than 50 ms off: four
+ * one per P per sysmon cycle; no thread, no allocation. Only timeouts more than 50 ms off: three
  * volatile loads, and a clock read every 64 rounds. A timed park: one {@link Timer} (the JDK's
  * executor allocates a ScheduledFutureTask instead), one uncontended lock and an O(log n) sift;
  * its cancel, one CAS and one atomic increment. Measured in BENCHMARKS.md ('Timers on the P').
@@ -163,16 +163,14 @@ final class Timers {
   static final int MAX_SKIPS = 64;
 
   /**
-   * 'Far timers skip the clock': the clock of the owner's last timer check, the checks skipped
-   * since, and the {@code Sched.timerClockEpoch} seen then (-1 before the first check, so that
-   * it reads the clock). Plain fields, touched only by the M holding {@link #pp}, in {@link
-   * #clockForCheck}; a P changes hands under its status CAS, which orders them.
+   * 'Far timers skip the clock': the clock of the owner's last timer check, and the checks
+   * skipped since (MAX_SKIPS before the first check, so that it reads the clock). Plain fields,
+   * touched only by the M holding {@link #pp}, in {@link #clockForCheck}; a P changes hands
+   * under its status CAS, which orders them.
    */
   private long checkNow;
 
-  private int checkSkips;
-
-  private long checkEpoch = -1;
+  private int checkSkips = MAX_SKIPS;
 
   /** Go's pp.deletedTimers: see the Invariants. Any thread. */
   final AtomicInteger deletedTimers = new AtomicInteger();
@@ -276,8 +274,8 @@ final class Timers {
    * The clock for findRunnable's timer checks ({@link #checkTimers} on this P, then {@code
    * TimerSleeper.checkOverdue}), or 0 when they can be skipped: when no timer waits anywhere, or
    * when the soonest one (this heap's top, or the sleeper's hint for the other Ps) is more than
-   * {@link #FAR_NS} after the freshest clock known, at most {@link #MAX_SKIPS} times in a row
-   * and only while sysmon has seen no timer due. See 'Far timers skip the clock'. Called only
+   * {@link #FAR_NS} after the freshest clock known, at most {@link #MAX_SKIPS} times in a row.
+   * See 'Far timers skip the clock'. Called only
    * by the M holding {@link #pp}, in findRunnable.
    */
   long clockForCheck() {
@@ -295,17 +293,14 @@ final class Timers {
     if (soonest == 0) {
       return 0; // no timers: the whole cost when no G sleeps
     }
-    Sched sched = pp.sched;
-    long epoch = sched.timerClockEpoch; // volatile
-    long known = Math.max(checkNow, sched.coarseNow - ORIGIN); // volatile coarseNow
-    if (soonest - known > FAR_NS && checkSkips < MAX_SKIPS && checkEpoch == epoch) {
+    long known = Math.max(checkNow, pp.sched.coarseNow - ORIGIN); // volatile coarseNow
+    if (soonest - known > FAR_NS && checkSkips < MAX_SKIPS) {
       checkSkips++;
       return 0;
     }
     long now = nanotime();
     checkNow = now;
     checkSkips = 0;
-    checkEpoch = epoch;
     return now;
   }
 
