@@ -743,10 +743,11 @@ final class Machine extends ForkJoinWorkerThread {
       // for both checks, none while no timer waits anywhere, and none while every waiting timer
       // is far off ('Far timers skip the clock' in Timers).
       long now = pp.timers.clockForCheck();
+      boolean timersRan = false; // 'A timer-woken G ends no chain'
       if (now != 0) {
-        pp.timers.checkTimers(now, true);
+        timersRan = pp.timers.checkTimers(now, true);
         // Beyond Go: the due timers of the other Ps too ('Overdue timers on running Ps').
-        sched.timerSleeper.checkOverdue(pp, now);
+        timersRan |= sched.timerSleeper.checkOverdue(pp, now);
       }
       // Check the global runnable queue once in a while to ensure fairness. Otherwise two
       // goroutines can completely occupy the local runqueue by constantly respawning each
@@ -785,6 +786,14 @@ final class Machine extends ForkJoinWorkerThread {
       if (gp != null) {
         inheritTime = pp.lastGetInheritsTime();
         if (inheritTime && pp.preempt) {
+          if (timersRan) {
+            // 'A timer-woken G ends no chain' (Preempt, step 2): runnext holds the G a timer
+            // just woke here, not the chain's next; it starts a new slice. (Should a chain's G
+            // be there after all, the timer's G being awake already or sent to the local queue
+            // by RANDOMIZE's coin, it gets the new slice: the chain runs one slice longer.)
+            inheritTime = false;
+            return gp;
+          }
           // The slice ran out while a runnext chain shared it: the chain ends here, as if its
           // next G had been preempted at once ('Preemption' in Preempt, step 2).
           endRunnextChain(gp);

@@ -24,7 +24,11 @@ import java.lang.invoke.VarHandle;
  *       the M ends the chain itself: while {@code pp.preempt} stays set, the G it takes from
  *       runnext goes to the global queue's tail before it runs, as a G preempted at once would
  *       (Machine.endRunnextChain), and the next G starts a new slice. That needs no poll and
- *       no atomic on a switch. (Go's async signal catches the chain's current G instead.)
+ *       no atomic on a switch. (Go's async signal catches the chain's current G instead.) 'A
+ *       timer-woken G ends no chain': if the M's own timer check in that findRunnable ran a
+ *       timer, the G in runnext is the one it woke, not the chain's next, and it runs at once on
+ *       a new slice. Sent to the global queue's tail behind preempted hogs instead, a sleeper
+ *       beside four of them at 2 Ps waited two more slices (30 ms).
  *   <li>Every poll reads {@code pending} (one volatile load: the JIT may not hoist it out of the
  *       loop, and it costs what a plain load costs on x86) and branches on zero. Only while a
  *       request is pending somewhere does any poll look further, at its own G.

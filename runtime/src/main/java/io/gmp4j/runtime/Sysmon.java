@@ -320,37 +320,64 @@ final class Sysmon extends Thread {
       return;
     }
     long overdue = tnow - next;
-    if (overdue <= OVERDUE_NS) {
-      if (sched.npidle == 0) {
-        timerDelayUs = Math.max(20, (OVERDUE_NS - overdue) / 1000 + 1);
+    boolean idleP = sched.npidle > 0;
+    int oldest = -1;
+    if (overdue > OVERDUE_NS && !idleP) {
+      for (int i = 0; i < allp.length && i < pdSchedwhen.length; i++) {
+        if (allp[i].status() == Processor.RUNNING
+            && (oldest < 0 || pdSchedwhen[i] < pdSchedwhen[oldest])) {
+          oldest = i;
+        }
       }
+    }
+    long wait = overdueWaitUs(overdue, idleP, oldest < 0 ? -1 : now - pdSchedwhen[oldest]);
+    if (wait != 0) {
+      timerDelayUs = wait;
       return;
     }
-    if (sched.npidle > 0) {
+    if (idleP) {
       sched.overdueTimerWakeups.increment();
       sched.wakeP();
       return;
     }
-    int oldest = -1;
-    for (int i = 0; i < allp.length && i < pdSchedwhen.length; i++) {
-      if (allp[i].status() == Processor.RUNNING
-          && (oldest < 0 || pdSchedwhen[i] < pdSchedwhen[oldest])) {
-        oldest = i;
-      }
-    }
-    if (oldest >= 0 && now - pdSchedwhen[oldest] >= OVERDUE_NS) {
-      Processor pp = allp[oldest];
-      Machine mp = pp.m;
-      Goroutine gp = mp == null ? null : mp.curg;
-      if (gp != null && gp.status() == Goroutine.RUNNING && Preempt.request(gp, pp, 0, "timer")) {
-        sched.overdueTimerPreempts.increment();
-        if (mp.curg != gp) {
-          Preempt.cancel(gp); // the run ended while we asked: as in Preempt.preemptOne
-        }
+    Processor pp = allp[oldest];
+    Machine mp = pp.m;
+    Goroutine gp = mp == null ? null : mp.curg;
+    if (gp != null && gp.status() == Goroutine.RUNNING && Preempt.request(gp, pp, 0, "timer")) {
+      sched.overdueTimerPreempts.increment();
+      if (mp.curg != gp) {
+        Preempt.cancel(gp); // the run ended while we asked: as in Preempt.preemptOne
       }
     }
     // No shorter sleep from here on: a G that cannot yield (pinned, or code without polls)
     // keeps the request pending, and sysmon looks again at its own pace.
+  }
+
+  /**
+   * checkOverdueTimers' decision, given how far past its when the earliest timer is ({@code
+   * overdueNs}, negative if it is not due), whether a P is idle, and how long the oldest running
+   * slice has run ({@code oldestRanNs}: since sysmon saw its schedtick move; -1 if no P runs a
+   * G). Returns 0 to act now (wakeP with an idle P, else ask the oldest slice's G to yield), or
+   * how long sysmon may sleep, in us, to be awake when it may act ({@link Long#MAX_VALUE}: no
+   * timer needs it). 'A slice too young to cut': a timer that is overdue while every running
+   * slice is younger than OVERDUE_NS (the Ps switched just before it was due, so none ran it)
+   * wakes sysmon when the oldest turns OVERDUE_NS, not a whole sysmon period later (up to 10 ms:
+   * a 20 ms sleep beside four hogs at 2 Ps overshot 11 ms at the median that way).
+   */
+  static long overdueWaitUs(long overdueNs, boolean idleP, long oldestRanNs) {
+    if (overdueNs <= OVERDUE_NS) {
+      return idleP ? Long.MAX_VALUE : Math.max(20, (OVERDUE_NS - overdueNs) / 1000 + 1);
+    }
+    if (idleP) {
+      return 0;
+    }
+    if (oldestRanNs < 0) {
+      return Long.MAX_VALUE; // every P in a syscall or handed off: sysmon's own pace
+    }
+    if (oldestRanNs < OVERDUE_NS) {
+      return Math.max(20, (OVERDUE_NS - oldestRanNs) / 1000 + 1);
+    }
+    return 0;
   }
 
   /**

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -308,5 +309,92 @@ class TimersTest {
     assertEquals(0, ts.clockForCheck(soon, 0), "coarseNow not moved: still skipped");
     s.coarseNow = System.nanoTime(); // as sysmon's next cycle does
     assertTrue(ts.clockForCheck(soon, 0) > 0, "due by sysmon's clock: read");
+  }
+
+  /**
+   * 'A timer-woken G ends no chain' (Preempt, step 2): at one P whose slice ran out ({@code
+   * pp.preempt}, as sysmon's retake leaves it), the G that the M's own timer check wakes into
+   * runnext runs next, on a new slice. Without the rule it is taken for the next G of a runnext
+   * chain and sent to the global queue's tail, and the G it kicked out of runnext runs first.
+   * No sysmon runs here: the spent slice is the test's doing.
+   */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void aTimerWokenGRunsFirstOnASpentSlice() throws Exception {
+    Sched s = sched(1);
+    Processor pp = s.allp[0];
+    ConcurrentLinkedQueue<String> order = new ConcurrentLinkedQueue<>();
+    AtomicReference<Thread> sleeper = new AtomicReference<>();
+    AtomicInteger woken = new AtomicInteger();
+    CountDownLatch parked = new CountDownLatch(1);
+    Thread sg =
+        s.newBuilder()
+            .start(
+                () -> {
+                  sleeper.set(Thread.currentThread());
+                  parked.countDown();
+                  while (woken.get() == 0) {
+                    LockSupport.park();
+                  }
+                  order.add("timer's G");
+                });
+    parked.await();
+    assertTrue(poll(5_000, () -> s.npidle == 1), "the P never went idle: " + dump(s));
+    AtomicInteger release = new AtomicInteger();
+    AtomicReference<Thread> other = new AtomicReference<>();
+    CountDownLatch running = new CountDownLatch(1);
+    Thread hog =
+        s.newBuilder()
+            .start(
+                () -> {
+                  // A G started by a G goes to runnext (newproc); the timer's G kicks it out.
+                  other.set(s.newBuilder().start(() -> order.add("runnext's G")));
+                  running.countDown();
+                  while (release.get() == 0) {
+                    Thread.onSpinWait(); // no poll, no park: this P schedules when we let go
+                  }
+                });
+    running.await();
+    Timers.Timer t =
+        pp.timers.addtimer(
+            () -> {
+              woken.set(1);
+              LockSupport.unpark(sleeper.get());
+            },
+            1,
+            TimeUnit.MILLISECONDS);
+    assertTrue(poll(5_000, () -> Timers.nanotime() > t.when + 1_000_000L));
+    assertTrue(order.isEmpty(), "ran before the hog let go: " + order + dump(s));
+    pp.preempt = true; // the slice ran out, as retake marks it
+    release.set(1);
+    hog.join();
+    sg.join();
+    other.get().join();
+    assertEquals(2, order.size(), "both ran once: " + order);
+    Assumptions.assumeFalse(
+        Sched.RANDOMIZE, "randomizeScheduler skips runnext by design (checked: both ran once)");
+    assertEquals(
+        List.of("timer's G", "runnext's G"),
+        new ArrayList<>(order),
+        "the timer's G went behind the G it kicked out of runnext: " + dump(s));
+  }
+
+  /**
+   * 'Overdue timers' in Sysmon, the decision: wait until the earliest timer is OVERDUE_NS past
+   * its when; then act at once with an idle P; without one, ask the oldest running slice's G to
+   * yield once that slice has run OVERDUE_NS, and until then sleep only until it has ('A slice
+   * too young to cut'), not a sysmon period.
+   */
+  @Test
+  void sysmonWaitsForAnOverdueTimerOnlyAsLongAsItMust() {
+    long ms = 1_000_000L;
+    assertEquals(5_001, Sysmon.overdueWaitUs(-4 * ms, false, 0), "due in 4 ms: wake 1 ms after");
+    assertEquals(Long.MAX_VALUE, Sysmon.overdueWaitUs(-4 * ms, true, 0), "an idle P's M sleeps");
+    assertEquals(0, Sysmon.overdueWaitUs(2 * ms, true, -1), "overdue, an idle P: wake it now");
+    assertEquals(0, Sysmon.overdueWaitUs(2 * ms, false, 3 * ms), "the oldest slice ran 3 ms");
+    assertEquals(
+        701, Sysmon.overdueWaitUs(2 * ms, false, 300_000L), "a slice too young: until 1 ms old");
+    assertEquals(20, Sysmon.overdueWaitUs(2 * ms, false, 999_990L), "at least 20 us");
+    assertEquals(Long.MAX_VALUE, Sysmon.overdueWaitUs(2 * ms, false, -1), "no P runs a G");
   }
 }
