@@ -1,5 +1,6 @@
 package example.apps;
 
+import java.time.Duration;
 import java.util.Arrays;
 
 /**
@@ -9,7 +10,10 @@ import java.util.Arrays;
  * {@code args[2]} = {@code trace} the scheduler's detail after the sleeps. A watchdog prints the
  * scheduler's state and exits 3 after {@code args[3]} ms (default 60000). The sleeps begin
  * {@code args[4]} ms after the start (default 50): long enough for the hogs to take the Ps, or,
- * with 2000, for the JVM's and the agent's own start-up work to be over.
+ * with 2000, for the JVM's and the agent's own start-up work to be over. {@code args[5]} is the
+ * sleep in ms (default 1; the overshoot is past it), and {@code args[6]} = {@code spawn} adds a
+ * virtual thread that starts a short-lived one and joins it with a 30 s timeout, over and over
+ * (a runnext chain, and a far timer that is cancelled at every join).
  *
  * <p>Go's version of this (a goroutine doing {@code time.Sleep(time.Millisecond)} beside four
  * {@code for {}} goroutines at GOMAXPROCS=2, Go 1.19 on this kind of machine) overshoots p50
@@ -26,6 +30,8 @@ public final class SleepBesideHogs {
     boolean trace = args.length > 2 && args[2].equals("trace");
     AppSupport.watchdog(args.length > 3 ? Long.parseLong(args[3]) : 60_000, "SleepBesideHogs");
     long settleMs = args.length > 4 ? Long.parseLong(args[4]) : 50;
+    long sleepMs = args.length > 5 ? Long.parseLong(args[5]) : 1;
+    boolean spawner = args.length > 6 && args[6].equals("spawn");
     Thread[] hog = new Thread[hogs];
     for (int i = 0; i < hogs; i++) {
       hog[i] =
@@ -40,6 +46,21 @@ public final class SleepBesideHogs {
                     sink = x;
                   });
     }
+    Thread spawning =
+        spawner
+            ? Thread.ofVirtual()
+                .name("spawner")
+                .start(
+                    () -> {
+                      try {
+                        while (!stop) {
+                          Thread.ofVirtual().start(() -> sink++).join(Duration.ofSeconds(30));
+                        }
+                      } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                      }
+                    })
+            : null;
     long[] over = new long[n];
     Thread sleeper =
         Thread.ofVirtual()
@@ -50,8 +71,8 @@ public final class SleepBesideHogs {
                     Thread.sleep(settleMs); // let the hogs take the Ps first
                     for (int i = 0; i < over.length; i++) {
                       long t0 = System.nanoTime();
-                      Thread.sleep(1);
-                      over[i] = System.nanoTime() - t0 - 1_000_000L;
+                      Thread.sleep(sleepMs);
+                      over[i] = System.nanoTime() - t0 - sleepMs * 1_000_000L;
                     }
                   } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
@@ -62,6 +83,9 @@ public final class SleepBesideHogs {
     stop = true;
     for (Thread h : hog) {
       h.join();
+    }
+    if (spawning != null) {
+      spawning.join();
     }
     long[] s = over.clone();
     Arrays.sort(s);

@@ -752,16 +752,24 @@ final class Machine extends ForkJoinWorkerThread {
       // Check the global runnable queue once in a while to ensure fairness. Otherwise two
       // goroutines can completely occupy the local runqueue by constantly respawning each
       // other.
-      if (pp.schedtick() % 61 == 0 && runq.runqsize() > 0) {
-        Goroutine gp;
-        sched.lock.lock();
-        try {
-          gp = runq.globRunqGet();
-        } finally {
-          sched.lock.unlock();
-        }
-        if (gp != null) {
-          return gp;
+      if ((pp.schedtick() % 61 == 0 || pp.fairnessOwed) && runq.runqsize() > 0) {
+        if (timersRan && !pp.fairnessOwed && pp.hasRunnext()) {
+          // Beyond Go, 'A timer-woken G before the fairness check': the G a timer just woke
+          // into runnext runs first, and the global queue's G comes at the next schedule, once.
+          // Else, beside CPU-bound Gs, one sleep in 61 waits a whole slice behind it.
+          pp.fairnessOwed = true;
+        } else {
+          pp.fairnessOwed = false;
+          Goroutine gp;
+          sched.lock.lock();
+          try {
+            gp = runq.globRunqGet();
+          } finally {
+            sched.lock.unlock();
+          }
+          if (gp != null) {
+            return gp;
+          }
         }
       }
       // Gs that JDK threads (pollers, timers, acceptors) readied go before the local queue, but

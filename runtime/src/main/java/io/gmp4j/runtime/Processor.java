@@ -379,6 +379,13 @@ final class Processor {
   /** Set by {@link #runqGet}: whether the G it returned came from runnext. Owner only. */
   private boolean inheritTime;
 
+  /**
+   * The 1-in-61 global-queue check was put off by one schedule for a G that a timer had just
+   * woken into runnext ('A timer-woken G before the fairness check' in Machine.findRunnable).
+   * Owner only.
+   */
+  boolean fairnessOwed;
+
   boolean lastGetInheritsTime() {
     return inheritTime;
   }

@@ -380,6 +380,84 @@ class TimersTest {
   }
 
   /**
+   * 'A timer-woken G before the fairness check' (Machine.findRunnable): on the schedule where the
+   * 1-in-61 check would take a G from the global queue, a G that the M's timer check just woke
+   * into runnext runs first, and the global queue's G right after it. Go takes the global G
+   * first, and beside CPU-bound Gs the sleeper then waits a whole slice.
+   */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void aTimerWokenGRunsBeforeTheFairnessCheck() throws Exception {
+    Sched s = sched(1);
+    Processor pp = s.allp[0];
+    ConcurrentLinkedQueue<String> order = new ConcurrentLinkedQueue<>();
+    AtomicReference<Thread> sleeper = new AtomicReference<>();
+    AtomicInteger woken = new AtomicInteger();
+    CountDownLatch parked = new CountDownLatch(1);
+    Thread sg =
+        s.newBuilder()
+            .start(
+                () -> {
+                  sleeper.set(Thread.currentThread());
+                  parked.countDown();
+                  while (woken.get() == 0) {
+                    LockSupport.park();
+                  }
+                  order.add("timer's G");
+                });
+    parked.await();
+    assertTrue(poll(5_000, () -> s.npidle == 1), "the P never went idle: " + dump(s));
+    AtomicInteger release = new AtomicInteger();
+    AtomicInteger hogRuns = new AtomicInteger();
+    AtomicReference<Thread> yielder = new AtomicReference<>();
+    Thread hog =
+        s.newBuilder()
+            .start(
+                () -> {
+                  Thread me = Thread.currentThread();
+                  // The yielder readies this hog into runnext and yields to the global queue's
+                  // tail; the hog runs on, and the yielder waits there.
+                  yielder.set(
+                      s.newBuilder()
+                          .start(
+                              () -> {
+                                LockSupport.unpark(me);
+                                Thread.yield();
+                                order.add("global queue's G");
+                              }));
+                  LockSupport.park();
+                  hogRuns.incrementAndGet();
+                  while (release.get() == 0) {
+                    Thread.onSpinWait(); // no poll, no park: this P schedules when we let go
+                  }
+                });
+    assertTrue(poll(5_000, () -> hogRuns.get() == 1 && s.runq.runqsize() == 1), dump(s));
+    Timers.Timer t =
+        pp.timers.addtimer(
+            () -> {
+              woken.set(1);
+              LockSupport.unpark(sleeper.get());
+            },
+            1,
+            TimeUnit.MILLISECONDS);
+    assertTrue(poll(5_000, () -> Timers.nanotime() > t.when + 1_000_000L));
+    while (pp.schedtick() % 61 != 0) {
+      pp.incSchedtick(); // the M is in the hog's run: only the test moves the tick now
+    }
+    release.set(1);
+    hog.join();
+    sg.join();
+    yielder.get().join();
+    assertEquals(2, order.size(), "both ran once: " + order);
+    Assumptions.assumeFalse(
+        Sched.RANDOMIZE, "randomizeScheduler skips runnext by design (checked: both ran once)");
+    assertEquals(
+        List.of("timer's G", "global queue's G"),
+        new ArrayList<>(order),
+        "the 1-in-61 check ran the global queue's G before the timer's: " + dump(s));
+  }
+
+  /**
    * 'Overdue timers' in Sysmon, the decision: wait until the earliest timer is OVERDUE_NS past
    * its when; then act at once with an idle P; without one, ask the oldest running slice's G to
    * yield once that slice has run OVERDUE_NS, and until then sleep only until it has ('A slice
