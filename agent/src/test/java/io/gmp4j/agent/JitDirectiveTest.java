@@ -1,0 +1,60 @@
+package io.gmp4j.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** 'Nothing left behind' in {@link JitDirective}: the directives file is gone before HotSpot reads it. */
+class JitDirectiveTest {
+  @Test
+  void anOpenFileIsReadableByItsDescriptorsNameOnceDeleted(@TempDir Path dir) throws IOException {
+    Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/fd")), "no /proc here");
+    Set<String> before = JitDirective.openFds();
+    assertNotNull(before);
+    Path file = Files.createFile(dir.toRealPath().resolve("d.json"));
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      String path = JitDirective.openedPath(file, before);
+      assertNotNull(path, "no descriptor found for " + file);
+      assertTrue(path.startsWith("/proc/self/fd/"), path);
+      Files.delete(file);
+      ch.write(ByteBuffer.wrap("[{}]".getBytes(StandardCharsets.US_ASCII)));
+      assertFalse(Files.exists(file));
+      assertEquals("[{}]", Files.readString(Path.of(path)), "read through " + path);
+    }
+    Path closed = Files.createFile(dir.toRealPath().resolve("closed.json"));
+    assertNull(
+        JitDirective.openedPath(closed, JitDirective.openFds()),
+        "a file no descriptor holds has no such name");
+  }
+
+  /** End to end on this JVM, by the MBean route: HotSpot takes the file by that name. */
+  @Test
+  void theDirectivesAreAddedAndNoFileStays() throws IOException {
+    Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+    List<Path> before = jitFiles(tmp);
+    assertNull(JitDirective.push(null), "HotSpot refused the directives");
+    assertEquals(before, jitFiles(tmp), "a directives file stayed in " + tmp);
+  }
+
+  private static List<Path> jitFiles(Path dir) throws IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.filter(p -> p.getFileName().toString().startsWith("gmp4j-jit-")).sorted().toList();
+    }
+  }
+}
