@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -312,6 +313,56 @@ class TimersTest {
   }
 
   /**
+   * For the tests of a timer-woken G on a busy P: a G that parks until the timer that {@link
+   * #armOn} puts on a P wakes it, and then adds "timer's G" to {@code order}.
+   */
+  private record TimerWokenG(Thread g, AtomicReference<Thread> vt, AtomicInteger woken) {
+    /** Starts it, and returns once it has parked and left the P idle. */
+    static TimerWokenG start(Sched s, Queue<String> order) throws InterruptedException {
+      AtomicReference<Thread> vt = new AtomicReference<>();
+      AtomicInteger woken = new AtomicInteger();
+      CountDownLatch parked = new CountDownLatch(1);
+      Thread g =
+          s.newBuilder()
+              .start(
+                  () -> {
+                    vt.set(Thread.currentThread());
+                    parked.countDown();
+                    while (woken.get() == 0) {
+                      LockSupport.park();
+                    }
+                    order.add("timer's G");
+                  });
+      parked.await();
+      assertTrue(poll(5_000, () -> s.npidle == 1), "the P never went idle: " + dump(s));
+      return new TimerWokenG(g, vt, woken);
+    }
+
+    /** Puts a 1 ms timer that wakes it on {@code pp}, and returns once that timer is 1 ms due. */
+    void armOn(Processor pp) throws InterruptedException {
+      Timers.Timer t =
+          pp.timers.addtimer(
+              () -> {
+                woken.set(1);
+                LockSupport.unpark(vt.get());
+              },
+              1,
+              TimeUnit.MILLISECONDS);
+      assertTrue(poll(5_000, () -> Timers.nanotime() > t.when + 1_000_000L));
+    }
+
+    /**
+     * That both ran once, and (but under randomizeScheduler, which skips runnext by design) that
+     * the timer's G ran before {@code other}.
+     */
+    static void assertRanFirst(Queue<String> order, String other, String why, Sched s) {
+      assertEquals(2, order.size(), "both ran once: " + order);
+      Assumptions.assumeFalse(Sched.RANDOMIZE, "randomizeScheduler: checked that both ran once");
+      assertEquals(List.of("timer's G", other), new ArrayList<>(order), why + ": " + dump(s));
+    }
+  }
+
+  /**
    * 'A timer-woken G ends no chain' (Preempt, step 2): at one P whose slice ran out ({@code
    * pp.preempt}, as sysmon's retake leaves it), the G that the M's own timer check wakes into
    * runnext runs next, on a new slice. Without the rule it is taken for the next G of a runnext
@@ -324,22 +375,7 @@ class TimersTest {
     Sched s = sched(1);
     Processor pp = s.allp[0];
     ConcurrentLinkedQueue<String> order = new ConcurrentLinkedQueue<>();
-    AtomicReference<Thread> sleeper = new AtomicReference<>();
-    AtomicInteger woken = new AtomicInteger();
-    CountDownLatch parked = new CountDownLatch(1);
-    Thread sg =
-        s.newBuilder()
-            .start(
-                () -> {
-                  sleeper.set(Thread.currentThread());
-                  parked.countDown();
-                  while (woken.get() == 0) {
-                    LockSupport.park();
-                  }
-                  order.add("timer's G");
-                });
-    parked.await();
-    assertTrue(poll(5_000, () -> s.npidle == 1), "the P never went idle: " + dump(s));
+    TimerWokenG sleeper = TimerWokenG.start(s, order);
     AtomicInteger release = new AtomicInteger();
     AtomicReference<Thread> other = new AtomicReference<>();
     CountDownLatch running = new CountDownLatch(1);
@@ -355,28 +391,15 @@ class TimersTest {
                   }
                 });
     running.await();
-    Timers.Timer t =
-        pp.timers.addtimer(
-            () -> {
-              woken.set(1);
-              LockSupport.unpark(sleeper.get());
-            },
-            1,
-            TimeUnit.MILLISECONDS);
-    assertTrue(poll(5_000, () -> Timers.nanotime() > t.when + 1_000_000L));
+    sleeper.armOn(pp);
     assertTrue(order.isEmpty(), "ran before the hog let go: " + order + dump(s));
     pp.preempt = true; // the slice ran out, as retake marks it
     release.set(1);
     hog.join();
-    sg.join();
+    sleeper.g.join();
     other.get().join();
-    assertEquals(2, order.size(), "both ran once: " + order);
-    Assumptions.assumeFalse(
-        Sched.RANDOMIZE, "randomizeScheduler skips runnext by design (checked: both ran once)");
-    assertEquals(
-        List.of("timer's G", "runnext's G"),
-        new ArrayList<>(order),
-        "the timer's G went behind the G it kicked out of runnext: " + dump(s));
+    TimerWokenG.assertRanFirst(
+        order, "runnext's G", "the timer's G went behind the G it kicked out of runnext", s);
   }
 
   /**
@@ -391,22 +414,7 @@ class TimersTest {
     Sched s = sched(1);
     Processor pp = s.allp[0];
     ConcurrentLinkedQueue<String> order = new ConcurrentLinkedQueue<>();
-    AtomicReference<Thread> sleeper = new AtomicReference<>();
-    AtomicInteger woken = new AtomicInteger();
-    CountDownLatch parked = new CountDownLatch(1);
-    Thread sg =
-        s.newBuilder()
-            .start(
-                () -> {
-                  sleeper.set(Thread.currentThread());
-                  parked.countDown();
-                  while (woken.get() == 0) {
-                    LockSupport.park();
-                  }
-                  order.add("timer's G");
-                });
-    parked.await();
-    assertTrue(poll(5_000, () -> s.npidle == 1), "the P never went idle: " + dump(s));
+    TimerWokenG sleeper = TimerWokenG.start(s, order);
     AtomicInteger release = new AtomicInteger();
     AtomicInteger hogRuns = new AtomicInteger();
     AtomicReference<Thread> yielder = new AtomicReference<>();
@@ -432,29 +440,16 @@ class TimersTest {
                   }
                 });
     assertTrue(poll(5_000, () -> hogRuns.get() == 1 && s.runq.runqsize() == 1), dump(s));
-    Timers.Timer t =
-        pp.timers.addtimer(
-            () -> {
-              woken.set(1);
-              LockSupport.unpark(sleeper.get());
-            },
-            1,
-            TimeUnit.MILLISECONDS);
-    assertTrue(poll(5_000, () -> Timers.nanotime() > t.when + 1_000_000L));
+    sleeper.armOn(pp);
     while (pp.schedtick() % 61 != 0) {
       pp.incSchedtick(); // the M is in the hog's run: only the test moves the tick now
     }
     release.set(1);
     hog.join();
-    sg.join();
+    sleeper.g.join();
     yielder.get().join();
-    assertEquals(2, order.size(), "both ran once: " + order);
-    Assumptions.assumeFalse(
-        Sched.RANDOMIZE, "randomizeScheduler skips runnext by design (checked: both ran once)");
-    assertEquals(
-        List.of("timer's G", "global queue's G"),
-        new ArrayList<>(order),
-        "the 1-in-61 check ran the global queue's G before the timer's: " + dump(s));
+    TimerWokenG.assertRanFirst(
+        order, "global queue's G", "the 1-in-61 check ran the global queue's G first", s);
   }
 
   /**
