@@ -20,7 +20,10 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** 'Nothing left behind' in {@link JitDirective}: the directives file is gone before HotSpot reads it. */
+/**
+ * 'Nothing left behind' in {@link JitDirective}: the directives file is gone before HotSpot reads
+ * it.
+ */
 class JitDirectiveTest {
   @Test
   void anOpenFileIsReadableByItsDescriptorsNameOnceDeleted(@TempDir Path dir) throws IOException {
