@@ -17,11 +17,11 @@ import java.util.concurrent.SynchronousQueue;
  *   <li>{@code attach <dir>}: writes its pid to {@code <dir>/pid}, then runs {@code mixed}
  *       until {@code <dir>/stop} exists (at most 60 s);
  *   <li>{@code hog <dir>}: at one P, a G in {@link IgnoresPreemption.Library#spin} (left without
- *       polls by the test's {@code preempt.exclude}) for a second beside a sleeping ticker, so
- *       that sysmon hands the P off (a second more, up to 20, while no hand-off was counted:
- *       sysmon counts only the time the carrier ran, and on a loaded machine a second of wall
- *       time may hold less than {@code preempt.handoff} of it); then waits until a {@code gmp4j-flight-*.jfr} appears in
- *       {@code <dir>} (at most 20 s);
+ *       polls by the test's {@code preempt.exclude}) for a second beside a sleeping ticker, so that
+ *       sysmon hands the P off (a second more, up to 20, while no hand-off was counted: sysmon
+ *       counts only the time the carrier ran, and on a loaded machine a second of wall time may
+ *       hold less than {@code preempt.handoff} of it); then waits until a {@code
+ *       gmp4j-flight-*.jfr} appears in {@code <dir>} (at most 20 s);
  *   <li>{@code hog-nodir <dir>}: deletes {@code <dir>} first (the dump must fail), hogs, then
  *       waits until the flight recorder's dump thread has tried and is idle again (at most 30
  *       s): a fixed 3 s was not always past the JFR flush, the trigger stream and the dump on a

@@ -6,9 +6,9 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Gs that all honour preemption (polled loops, sleeps, a producer and consumer) on a JVM whose carriers
- * the OS keeps off the CPU for long stretches: StarvedCarriersIT runs it on one CPU beside busy
- * processes. No G here ignores preemption, so sysmon must hand no P off and report nothing.
+ * Gs that all honour preemption (polled loops, sleeps, a producer and consumer) on a JVM whose
+ * carriers the OS keeps off the CPU for long stretches: StarvedCarriersIT runs it on one CPU beside
+ * busy processes. No G here ignores preemption, so sysmon must hand no P off and report nothing.
  *
  * <p>Prints {@code key=value} lines: {@code handoffs} (hog hand-offs in the run), {@code honored}
  * (preemptions honoured), {@code spins} (loop iterations, in millions), {@code sleeps}, {@code

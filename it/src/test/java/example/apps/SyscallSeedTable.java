@@ -24,11 +24,11 @@ import java.util.concurrent.TimeUnit;
  * from /proc/self/status is printed before and after, then how long a virtual thread started
  * afterwards takes to run.
  *
- * <p>Usage: {@code SyscallSeedTable sleep|tcp|pipe|fifo|fifo-channel n} (fifo-channel reads
- * the FIFO through a FileChannel, whose read the JDK brackets with Blocker). Prints {@code before=}, {@code
- * waiting=} (how many reached their blocking call), {@code after=}, {@code late_ms=} or
- * {@code late=starved}, and {@code handoffs=} (gmp4j's hog hand-offs, -1 without gmp4j). Ends
- * with halt: the waiters never finish.
+ * <p>Usage: {@code SyscallSeedTable sleep|tcp|pipe|fifo|fifo-channel n} (fifo-channel reads the
+ * FIFO through a FileChannel, whose read the JDK brackets with Blocker). Prints {@code before=},
+ * {@code waiting=} (how many reached their blocking call), {@code after=}, {@code late_ms=} or
+ * {@code late=starved}, and {@code handoffs=} (gmp4j's hog hand-offs, -1 without gmp4j). Ends with
+ * halt: the waiters never finish.
  */
 public final class SyscallSeedTable {
   private static final List<Object> keep = new ArrayList<>();

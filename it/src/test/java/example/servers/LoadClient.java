@@ -20,7 +20,8 @@ import org.HdrHistogram.Recorder;
 
 /**
  * An open-loop HTTP load client (JDK HttpClient, HTTP/1.1) with HdrHistogram, for ServersIT,
- * ServersBench and the demo, and a closed-loop one ({@link #closed}) for SpringBench. It runs in the parent JVM, on the JDK's own threads: no agent.
+ * ServersBench and the demo, and a closed-loop one ({@link #closed}) for SpringBench. It runs in
+ * the parent JVM, on the JDK's own threads: no agent.
  *
  * <h2>Why open loop</h2>
  *

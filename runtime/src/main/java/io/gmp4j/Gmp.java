@@ -113,7 +113,10 @@ public final class Gmp {
     return Sched.get().schedtrace(detail);
   }
 
-  /** Go's {@code runtime/metrics.All()}: the description of every metric {@link #readMetrics} returns. */
+  /**
+   * Go's {@code runtime/metrics.All()}: the description of every metric {@link #readMetrics}
+   * returns.
+   */
   public static List<MetricDescription> describeMetrics() {
     return Sched.describeMetrics();
   }

@@ -784,9 +784,9 @@ class ChildJvmTest {
    * At one P, a G parks inside a class initializer, where JDK 25 pins it, until main releases it,
    * and a sleeper started after it sleeps 1 ms; main releases the parker once the sleeper has run
    * and sysmon has printed its hand-off line (at most after 20 s): sysmon words the line when it
-   * prints it, and a parker released before that was reported as "ignored preemption" (seen,
-   * with sysmon starved on a loaded machine). Prints whether the parker was still parked when the sleeper first ran,
-   * when that was, and the hand-off count.
+   * prints it, and a parker released before that was reported as "ignored preemption" (seen, with
+   * sysmon starved on a loaded machine). Prints whether the parker was still parked when the
+   * sleeper first ran, when that was, and the hand-off count.
    *
    * <p>Up to this issue the park was 400 ms and the sleeper had to run within 200 ms of it: on a
    * loaded machine the hand-off came in time (26 ms) but the new M the P went to waited 254 ms

@@ -36,9 +36,10 @@ import java.util.jar.JarFile;
  *       to the boot loader first, they are the only copy the agent and the app see.
  * </ul>
  *
- * Agent classes reach runtime classes only by reflection on a {@code Class} found through the
- * boot loader, or from calls woven into JDK classes ({@link JdkWeaver}), which name {@code
- * io.gmp4j.runtime.Hooks} only as a constant. No agent class that links to {@code io.gmp4j.runtime} can be loaded before step 4.
+ * Agent classes reach runtime classes only by reflection on a {@code Class} found through the boot
+ * loader, or from calls woven into JDK classes ({@link JdkWeaver}), which name {@code
+ * io.gmp4j.runtime.Hooks} only as a constant. No agent class that links to {@code io.gmp4j.runtime}
+ * can be loaded before step 4.
  *
  * <h3>Installation</h3>
  *

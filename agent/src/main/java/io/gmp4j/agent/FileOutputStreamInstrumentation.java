@@ -6,10 +6,11 @@ import io.gmp4j.agent.JdkWeaver.Site;
 import java.util.List;
 
 /**
- * Go's entersyscall / exitsyscall around the {@code java.io.FileOutputStream} methods that write
- * or open in the kernel: JDK 25 calls these natives with no {@code Blocker} bracket (a write to
- * a full pipe or FIFO, a slow disk or a tty holds its carrier). Woven: {@code SYSCALL_BRACKET} ('JDK weaving' in {@link JdkWeaver}).
- * Process's PipeOutputStream adds a Blocker bracket on top; nesting is counted by the runtime.
+ * Go's entersyscall / exitsyscall around the {@code java.io.FileOutputStream} methods that write or
+ * open in the kernel: JDK 25 calls these natives with no {@code Blocker} bracket (a write to a full
+ * pipe or FIFO, a slow disk or a tty holds its carrier). Woven: {@code SYSCALL_BRACKET} ('JDK
+ * weaving' in {@link JdkWeaver}). Process's PipeOutputStream adds a Blocker bracket on top; nesting
+ * is counted by the runtime.
  *
  * <p>Shapes pinned to JDK 25 ({@code javap -p -c java.io.FileOutputStream}, 25.0.3):
  *

@@ -15,13 +15,13 @@ import java.security.ProtectionDomain;
  *
  * <ol>
  *   <li>Skip classes defined by the boot or platform loader: the JDK, and gmp4j's runtime.
- *   <li>Skip retransformations and redefinitions ({@code classBeingRedefined != null}), unless
- *       this transformer was built for an attach or for {@code preempt.defer} ({@code
- *       retransforms}): then it is registered with retransform capability, and {@link
- *       Retransformer} hands it the classes loaded before the attach, or those whose polls were
- *       deferred ({@link DeferredPolls}). The JVM passes their original class file, so polls are
- *       injected once, however often a class is retransformed. A method already on a stack keeps its old code until it
- *       is next entered.
+ *   <li>Skip retransformations and redefinitions ({@code classBeingRedefined != null}), unless this
+ *       transformer was built for an attach or for {@code preempt.defer} ({@code retransforms}):
+ *       then it is registered with retransform capability, and {@link Retransformer} hands it the
+ *       classes loaded before the attach, or those whose polls were deferred ({@link
+ *       DeferredPolls}). The JVM passes their original class file, so polls are injected once,
+ *       however often a class is retransformed. A method already on a stack keeps its old code
+ *       until it is next entered.
  *   <li>Skip classes without a name and lambda proxies: the JVM does not hand hidden classes to
  *       transformers, but a name check costs nothing.
  *   <li>Skip by name: {@code java/ javax/ jdk/ sun/ com/sun/} (JDK classes loaded by other

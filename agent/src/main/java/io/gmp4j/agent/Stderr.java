@@ -13,7 +13,10 @@ final class Stderr {
 
   private Stderr() {}
 
-  /** Prints {@code line} as one line; a line break inside would split it, so none survives. Any thread. */
+  /**
+   * Prints {@code line} as one line; a line break inside would split it, so none survives. Any
+   * thread.
+   */
   static void line(String line) {
     String one = oneLine(line);
     java.util.List<String> c = capture;

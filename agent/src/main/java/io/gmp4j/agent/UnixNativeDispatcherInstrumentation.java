@@ -6,11 +6,12 @@ import io.gmp4j.agent.JdkWeaver.Site;
 import java.util.List;
 
 /**
- * Go's entersyscall / exitsyscall around the two {@code sun.nio.fs.UnixNativeDispatcher} calls
- * that open a file for {@code java.nio.file.Files} ({@code newInputStream}, {@code
- * newByteChannel}, {@code FileChannel.open}...): opening a FIFO blocks until the other end opens,
- * with no Blocker bracket in JDK 25. Reads and writes on the channel that results go through
- * FileChannelImpl, which has one ({@link BlockerInstrumentation}). Woven: {@code SYSCALL_BRACKET} ('JDK weaving' in {@link JdkWeaver}).
+ * Go's entersyscall / exitsyscall around the two {@code sun.nio.fs.UnixNativeDispatcher} calls that
+ * open a file for {@code java.nio.file.Files} ({@code newInputStream}, {@code newByteChannel},
+ * {@code FileChannel.open}...): opening a FIFO blocks until the other end opens, with no Blocker
+ * bracket in JDK 25. Reads and writes on the channel that results go through FileChannelImpl, which
+ * has one ({@link BlockerInstrumentation}). Woven: {@code SYSCALL_BRACKET} ('JDK weaving' in {@link
+ * JdkWeaver}).
  *
  * <p>Shapes pinned to JDK 25 ({@code javap -p -c sun.nio.fs.UnixNativeDispatcher}, 25.0.3):
  *

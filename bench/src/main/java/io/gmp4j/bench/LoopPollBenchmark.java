@@ -16,9 +16,9 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * The fast-path cost of the agent's loop polls: each kernel of {@code kernels.LoopKernels}, as
- * compiled ({@code plain}) and as the poll injector rewrites it ({@code polled}: back-edge polls and
- * strip mining, the agent's default; {@code prologue}: the same plus a poll at method entry), in
- * one JMH run.
+ * compiled ({@code plain}) and as the poll injector rewrites it ({@code polled}: back-edge polls
+ * and strip mining, the agent's default; {@code prologue}: the same plus a poll at method entry),
+ * in one JMH run.
  *
  * <h2>Implementation overview</h2>
  *

@@ -50,7 +50,9 @@ public final class SchedText {
 
   private SchedText() {}
 
-  /** The /sched lines for {@code values} (from readMetrics) in the order of {@code descriptions}. */
+  /**
+   * The /sched lines for {@code values} (from readMetrics) in the order of {@code descriptions}.
+   */
   public static String metrics(Map<String, Object> values, List<MetricDescription> descriptions) {
     StringBuilder b = new StringBuilder(4096);
     for (MetricDescription d : descriptions) {

@@ -119,6 +119,8 @@ public interface SchedulerMXBean {
   /** Go's {@code GODEBUG=schedtrace} line, now. Takes sched.lock briefly. */
   String getSchedtrace();
 
-  /** Go's {@code schedtrace} with {@code scheddetail}: P, M and G lines. Takes sched.lock briefly. */
+  /**
+   * Go's {@code schedtrace} with {@code scheddetail}: P, M and G lines. Takes sched.lock briefly.
+   */
   String getSchedtraceDetail();
 }

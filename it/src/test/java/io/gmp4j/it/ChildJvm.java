@@ -62,7 +62,9 @@ final class ChildJvm {
               + " preemption|blocked its thread while pinned) for |\\d+ more goroutines? ignored"
               + " preemption in the last ).*");
 
-  /** The {@code gmp4j:} lines of {@code output}, less hand-off reports ({@link #HANDOFF_REPORT}). */
+  /**
+   * The {@code gmp4j:} lines of {@code output}, less hand-off reports ({@link #HANDOFF_REPORT}).
+   */
   static List<String> notes(String output) {
     return output
         .lines()

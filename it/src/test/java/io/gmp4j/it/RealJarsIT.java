@@ -52,8 +52,9 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>{@code -Drealjars=default} (the default) links the {@link #DEFAULT} set, {@code
  * -Drealjars=all} every folder of {@code target/realjars}, {@code -Drealjars=ecj,groovy} those.
- * {@code -Drealjars.agent=OPTIONS} gives the agent options ({@code preempt.report=1} by default); every {@code gmp4j:}
- * line the agent prints, such as a coverage summary at exit, is shown with the result.
+ * {@code -Drealjars.agent=OPTIONS} gives the agent options ({@code preempt.report=1} by default);
+ * every {@code gmp4j:} line the agent prints, such as a coverage summary at exit, is shown with the
+ * result.
  */
 @Timeout(900)
 class RealJarsIT {

@@ -19,17 +19,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 11, 'No false "ignored preemption"': a carrier that the OS keeps off the CPU is not a
- * G that ignores preemption ('Carrier time' in HogHandoff). The child runs on one CPU beside {@value
+ * Issue 11, 'No false "ignored preemption"': a carrier that the OS keeps off the CPU is not a G
+ * that ignores preemption ('Carrier time' in HogHandoff). The child runs on one CPU beside {@value
  * #BUSY} busy processes on that CPU, so that its carriers wait far longer than {@code
- * preempt.handoff} (20 ms) for their turn; every G in it honours preemption. Before the run
- * delay was counted, such a run printed "goroutine N ignored preemption" lines naming sleeps,
- * parks and polled loops, and counted 22 to 38 hand-offs in its 4 s; now it may count at most
- * {@value #MAX_HANDOFFS}. Not 0: on a CPU this starved, a carrier can sleep at the moment sysmon
- * looks (on a lock a starved thread holds, at a safepoint that starved threads hold up) while
- * its G runs its own code, and that is what a G blocked in an unmarked native call looks like
- * too, which must lose its P. Seen in 14 runs since the fix: 0 to 2, in runs where the gauge
- * below saw threads starved for 250 to 900 ms.
+ * preempt.handoff} (20 ms) for their turn; every G in it honours preemption. Before the run delay
+ * was counted, such a run printed "goroutine N ignored preemption" lines naming sleeps, parks and
+ * polled loops, and counted 22 to 38 hand-offs in its 4 s; now it may count at most {@value
+ * #MAX_HANDOFFS}. Not 0: on a CPU this starved, a carrier can sleep at the moment sysmon looks (on
+ * a lock a starved thread holds, at a safepoint that starved threads hold up) while its G runs its
+ * own code, and that is what a G blocked in an unmarked native call looks like too, which must lose
+ * its P. Seen in 14 runs since the fix: 0 to 2, in runs where the gauge below saw threads starved
+ * for 250 to 900 ms.
  *
  * <p>The test checks that it made the condition it is about, and is skipped where the OS did
  * not: the child's own gauge, a platform thread that spins as the carriers do, must have been

@@ -117,12 +117,12 @@ final class AllGs {
   }
 
   /**
-   * One list and its lock. The lock word is 0 (free) or 1 (held); taken with a CAS (acquire),
-   * given back with a release store. Spins with onSpinWait, and after a while an M or platform
-   * thread yields the OS thread: a holder descheduled by the OS must get the CPU back. It never parks, so the JDK
-   * cannot unmount a G that waits for it (the callers run with the G pinned or on an M), and the
-   * holders never run anything but list stores. head, count and the links of its Gs: under the
-   * lock; count also read opaquely by size().
+   * One list and its lock. The lock word is 0 (free) or 1 (held); taken with a CAS (acquire), given
+   * back with a release store. Spins with onSpinWait, and after a while an M or platform thread
+   * yields the OS thread: a holder descheduled by the OS must get the CPU back. It never parks, so
+   * the JDK cannot unmount a G that waits for it (the callers run with the G pinned or on an M),
+   * and the holders never run anything but list stores. head, count and the links of its Gs: under
+   * the lock; count also read opaquely by size().
    */
   static final class Stripe {
     private volatile int locked;

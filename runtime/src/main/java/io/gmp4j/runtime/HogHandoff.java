@@ -58,15 +58,15 @@ package io.gmp4j.runtime;
  * <h3>The protocol</h3>
  *
  * <ol>
- *   <li>sysmon (Sysmon.retake) sees a running P whose schedtick has not moved for a time slice
- *       and asks its G to yield (Preempt.preemptOne); sysmon is awake to see it, since every P
- *       that starts running wakes it ('Deep sleep' in Sysmon). From then on, each cycle it notes the
- *       P's M and that M's run number ({@link #retake}). While the schedtick stands still and
- *       the M stays in the same run for {@code preempt.handoff}, the G has ignored the request:
- *       a runnext chain or a G that parked and ran again starts a new run and starts the count
- *       over, and so does a syscall, which sysmon's syscall rule covers instead. The count
- *       adds up what each cycle took, except that a cycle in which sysmon slept much longer
- *       than it asked (maybe a pause of the whole JVM) counts less: see 'Pauses'.
+ *   <li>sysmon (Sysmon.retake) sees a running P whose schedtick has not moved for a time slice and
+ *       asks its G to yield (Preempt.preemptOne); sysmon is awake to see it, since every P that
+ *       starts running wakes it ('Deep sleep' in Sysmon). From then on, each cycle it notes the P's
+ *       M and that M's run number ({@link #retake}). While the schedtick stands still and the M
+ *       stays in the same run for {@code preempt.handoff}, the G has ignored the request: a runnext
+ *       chain or a G that parked and ran again starts a new run and starts the count over, and so
+ *       does a syscall, which sysmon's syscall rule covers instead. The count adds up what each
+ *       cycle took, except that a cycle in which sysmon slept much longer than it asked (maybe a
+ *       pause of the whole JVM) counts less: see 'Pauses'.
  *   <li>sysmon CASes the word from (run, G) to (run, RETAKEN). The CAS fails if the G is inside
  *       a P operation (sysmon tries again next cycle) or if the run is over; a new run has
  *       another number, so a CAS prepared for an older run cannot take the P from a newer one.

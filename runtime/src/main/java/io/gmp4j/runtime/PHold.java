@@ -61,13 +61,14 @@ package io.gmp4j.runtime;
  *
  * A G that finds its M without a P after a {@code Thread.yield} (the poll's, or exitsyscall's)
  * waits for an idle P ({@code Syscall.reacquireIfPinned}). Up to issue 16 it read its M once and
- * assumed that only a pinned G gets there (a yield that works ends the run, and the next run
- * holds a P), so that its 50us parks block the carrier. But the next run can lose its P before
- * the G is back: the M opens the run and calls {@code runContinuation}, and if mounting takes
- * {@code preempt.handoff} (the carrier descheduled on a loaded machine, GC pauses; see 'Pauses' in HogHandoff)
- * sysmon sees a G that ignores its request and retakes the P. The G then returns from its yield
- * unpinned, on an M in RETAKEN, and its park unmounts it (seen in MonitorChannelHandoffStressTest:
- * before the yield M0 in RETAKEN/1305, after it M2 in RETAKEN/748):
+ * assumed that only a pinned G gets there (a yield that works ends the run, and the next run holds
+ * a P), so that its 50us parks block the carrier. But the next run can lose its P before the G is
+ * back: the M opens the run and calls {@code runContinuation}, and if mounting takes {@code
+ * preempt.handoff} (the carrier descheduled on a loaded machine, GC pauses; see 'Pauses' in
+ * HogHandoff) sysmon sees a G that ignores its request and retakes the P. The G then returns from
+ * its yield unpinned, on an M in RETAKEN, and its park unmounts it (seen in
+ * MonitorChannelHandoffStressTest: before the yield M0 in RETAKEN/1305, after it M2 in
+ * RETAKEN/748):
  *
  * <pre>
  *   T1 the G, unpinned                     T2 M2, sysmon, M5

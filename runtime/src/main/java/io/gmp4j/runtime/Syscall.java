@@ -75,8 +75,8 @@ final class Syscall {
   private Syscall() {}
 
   /**
-   * Go's entersyscall for the current thread. Takes no lock: it runs on the G (see exit). Returns whether the matching {@link #exit} has
-   * anything to undo. Any thread; never throws.
+   * Go's entersyscall for the current thread. Takes no lock: it runs on the G (see exit). Returns
+   * whether the matching {@link #exit} has anything to undo. Any thread; never throws.
    */
   static boolean enter() {
     Thread t = Thread.currentThread();

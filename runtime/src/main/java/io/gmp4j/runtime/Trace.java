@@ -75,18 +75,18 @@ import jdk.jfr.Recording;
  * unmounting; so no two slices of one P overlap, and a P that sysmon hands off is free in the
  * recording from the hand-off on.
  *
- * <p>No G commits an event: it takes the timestamps ({@code begin}, {@code end}; both at once
- * for an instant) and leaves the event in its M's {@code tracePending} queue, which the M
- * commits after the run, on its own thread (JFR takes the thread at commit, the times at begin
- * and end). Two reasons. JMC keys lanes by OS thread id, so a G's events would all land in its
- * single virtual-thread lane. And on JDK 25 a carrier that commits events after a virtual
- * thread mounted on it committed some loses most of its own: in JfrIT's workload the Ms
- * committed 17000 GoRun events and the file held 1207 while the Gs committed their GoUnblocks
- * themselves, and all 17388 once they did not (found while writing JfrIT; not yet reported).
- * A queue that reaches 16384 events in one run is committed by the G. The slice that sysmon ends when it retakes a P from a hog is committed by
- * sysmon (lane gmp-sysmon, field {@code m} still names the M): after the retake the G may take
- * a new P and begin a new slice at any moment, and nothing orders sysmon's end of the old one
- * before the M's next look at it.
+ * <p>No G commits an event: it takes the timestamps ({@code begin}, {@code end}; both at once for
+ * an instant) and leaves the event in its M's {@code tracePending} queue, which the M commits after
+ * the run, on its own thread (JFR takes the thread at commit, the times at begin and end). Two
+ * reasons. JMC keys lanes by OS thread id, so a G's events would all land in its single
+ * virtual-thread lane. And on JDK 25 a carrier that commits events after a virtual thread mounted
+ * on it committed some loses most of its own: in JfrIT's workload the Ms committed 17000 GoRun
+ * events and the file held 1207 while the Gs committed their GoUnblocks themselves, and all 17388
+ * once they did not (found while writing JfrIT; not yet reported). A queue that reaches 16384
+ * events in one run is committed by the G. The slice that sysmon ends when it retakes a P from a
+ * hog is committed by sysmon (lane gmp-sysmon, field {@code m} still names the M): after the retake
+ * the G may take a new P and begin a new slice at any moment, and nothing orders sysmon's end of
+ * the old one before the M's next look at it.
  *
  * <h3>The slice record</h3>
  *
@@ -237,8 +237,8 @@ final class Trace {
   private static volatile int enabled;
 
   /**
-   * The registered EventTypes, in Listener.TYPES order, or null until JFR is up. Written once by the
-   * listener (volatile publish); read by refresh.
+   * The registered EventTypes, in Listener.TYPES order, or null until JFR is up. Written once by
+   * the listener (volatile publish); read by refresh.
    */
   private static volatile EventType[] types;
 
@@ -518,9 +518,10 @@ final class Trace {
   }
 
   /**
-   * System.nanoTime to JFR ticks: a base pair and a rate. JFR's clock is its own (os::elapsed_counter,
-   * nanoseconds since JVM start on Linux, macOS and with most settings; the TSC or QueryPerformanceCounter
-   * elsewhere), so it is measured: a probe event's begin between two nanoTime reads.
+   * System.nanoTime to JFR ticks: a base pair and a rate. JFR's clock is its own
+   * (os::elapsed_counter, nanoseconds since JVM start on Linux, macOS and with most settings; the
+   * TSC or QueryPerformanceCounter elsewhere), so it is measured: a probe event's begin between two
+   * nanoTime reads.
    */
   private record TickClock(long nanoBase, long tickBase, double rate) {
     long ticks(long nanos) {
@@ -563,7 +564,9 @@ final class Trace {
     return true;
   }
 
-  /** {nanoTime, ticks} of a GoRun's begin, from the tightest of five tries; null if GoRun is off. */
+  /**
+   * {nanoTime, ticks} of a GoRun's begin, from the tightest of five tries; null if GoRun is off.
+   */
   private static long[] probe() {
     long bestWidth = Long.MAX_VALUE;
     long[] best = null;

@@ -23,9 +23,9 @@ import java.util.concurrent.Executor;
  *       a null scheduler means "the creating virtual thread's scheduler object", or else the JDK's
  *       ForkJoinPool.
  *   <li>{@code private final Executor scheduler}, read by the JDK on every submit.
- *   <li>{@code private final Runnable runContinuation = this::runContinuation}: the one task object a
- *       thread ever submits. It is a bound method reference, so its hidden class holds exactly one
- *       field, the thread.
+ *   <li>{@code private final Runnable runContinuation = this::runContinuation}: the one task object
+ *       a thread ever submits. It is a bound method reference, so its hidden class holds exactly
+ *       one field, the thread.
  *   <li>{@code private volatile Thread carrierThread}: the carrier while the thread is mounted.
  *   <li>{@code private volatile int state}: NEW 0, STARTED 1, RUNNING 2, PARKING 3, PARKED 4,
  *       PINNED 5, TIMED_PARKING 6, TIMED_PARKED 7, TIMED_PINNED 8, UNPARKED 9, YIELDING 10,

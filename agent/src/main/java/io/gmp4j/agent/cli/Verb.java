@@ -24,8 +24,8 @@ public interface Verb {
 
   /**
    * Runs the verb with the words after its name, printing results on {@code out} and errors on
-   * {@code err}. {@code --help} anywhere in {@code args} prints the verb's usage and returns
-   * {@link #OK}. Never calls {@code System.exit}: {@link Cli} does, so that tests can call a verb in
+   * {@code err}. {@code --help} anywhere in {@code args} prints the verb's usage and returns {@link
+   * #OK}. Never calls {@code System.exit}: {@link Cli} does, so that tests can call a verb in
    * process.
    */
   int run(List<String> args, PrintStream out, PrintStream err) throws Exception;

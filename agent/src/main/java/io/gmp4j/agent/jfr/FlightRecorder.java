@@ -19,8 +19,9 @@ import jdk.jfr.consumer.EventStream;
 import jdk.jfr.consumer.RecordedEvent;
 
 /**
- * The flight recorder ({@code flightrecorder=<age>}): Go 1.25's {@code runtime/trace.FlightRecorder}
- * on JFR. A rolling window of the scheduler's events, written to a file when something went wrong.
+ * The flight recorder ({@code flightrecorder=<age>}): Go 1.25's {@code
+ * runtime/trace.FlightRecorder} on JFR. A rolling window of the scheduler's events, written to a
+ * file when something went wrong.
  *
  * <h2>Implementation overview: 'Flight recorder'</h2>
  *
@@ -32,8 +33,9 @@ import jdk.jfr.consumer.RecordedEvent;
  *   <li>{@link #start} starts a {@link Recording} with {@code flightrecorder.settings}
  *       (gmp4j-detail.jfc by default: a window is for "what happened just before", which needs
  *       every run, not the runs above gmp4j.jfc's 10 ms), {@code setMaxAge(flightrecorder)} and
- *       {@code setMaxSize(flightrecorder.maxsize)}, and an {@code EventStream.openRepository()} over
- *       it (from the recording's start) on the daemon thread {@code gmp4j-flightrecorder-stream}.
+ *       {@code setMaxSize(flightrecorder.maxsize)}, and an {@code EventStream.openRepository()}
+ *       over it (from the recording's start) on the daemon thread {@code
+ *       gmp4j-flightrecorder-stream}.
  *   <li>Triggers, on that thread: a {@code gmp4j.ProcHandoff} for a hog (reason {@code
  *       ignoredPreemption} or {@code pinned}: sysmon took the P from a G that kept it for two
  *       time slices), and, when {@code flightrecorder.latency} is set, a {@code
@@ -74,16 +76,18 @@ import jdk.jfr.consumer.RecordedEvent;
  *
  * <h3>Failure</h3>
  *
- * A dump is written to a hidden {@code .part} file and renamed, so a {@code gmp4j-flight-*.jfr}
- * is always complete. A dump that fails (a full disk, a directory removed meanwhile) prints one
- * line and deletes its partial file; the recording goes on and the next trigger tries again. A directory that is
- * not writable at start is one line and no flight recorder.
+ * A dump is written to a hidden {@code .part} file and renamed, so a {@code gmp4j-flight-*.jfr} is
+ * always complete. A dump that fails (a full disk, a directory removed meanwhile) prints one line
+ * and deletes its partial file; the recording goes on and the next trigger tries again. A directory
+ * that is not writable at start is one line and no flight recorder.
  */
 public final class FlightRecorder {
   /** Go's FlightRecorderConfig.MaxBytes default. */
   static final long DEFAULT_MAXSIZE = 10L << 20;
 
-  /** The running recorder, or null. Written once by start (under the class lock); any thread reads. */
+  /**
+   * The running recorder, or null. Written once by start (under the class lock); any thread reads.
+   */
   private static volatile FlightRecorder running;
 
   private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss-SSS");
@@ -95,7 +99,9 @@ public final class FlightRecorder {
   private final ExecutorService dumper;
   private final long pid = ProcessHandle.current().pid();
 
-  /** System.nanoTime of the last triggered dump; Long.MIN_VALUE before the first. Guarded by this. */
+  /**
+   * System.nanoTime of the last triggered dump; Long.MIN_VALUE before the first. Guarded by this.
+   */
   private long lastTriggered = Long.MIN_VALUE;
 
   /** Triggers dropped by the rate limit since the last triggered dump. Guarded by this. */

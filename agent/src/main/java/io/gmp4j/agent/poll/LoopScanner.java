@@ -24,8 +24,8 @@ import net.bytebuddy.jar.asm.Opcodes;
  *
  * <ol>
  *   <li>It has javac's {@code for} shape (see {@link StripLoop}): the head {@code ILOAD i; ILOAD
- *       limit | ALOAD a; ARRAYLENGTH; IF_ICMPGE exit} (or {@code ILOAD i; IFGE exit} for a limit
- *       of 0), the tail {@code IINC i step; GOTO head} with {@code step > 0}, and {@code exit} right
+ *       limit | ALOAD a; ARRAYLENGTH; IF_ICMPGE exit} (or {@code ILOAD i; IFGE exit} for a limit of
+ *       0), the tail {@code IINC i step; GOTO head} with {@code step > 0}, and {@code exit} right
  *       after the {@code GOTO}. javac emits this for {@code for (...; i < n; i += c)}, for {@code
  *       while (i < n) {...; i++;}} and for the enhanced {@code for} over an array. Counting down,
  *       the mirror image: {@code step < 0} and the head {@code ILOAD i; ILOAD limit;
@@ -366,14 +366,14 @@ final class LoopScanner extends MethodVisitor {
 
   /**
    * Rule of 'Countdown polls': decides whether the polled back-edge {@code k} counts down instead
-   * of polling on every pass, and in which form. Each of its backward targets must have a
-   * stack-map frame (the countdown branches there, and a conditional back-edge or switch case is
-   * redirected through a block that reuses that frame; a frameless method needs none), and its loop (from its earliest backward
-   * target to {@code k}) must touch memory or call ({@link #touchesMemory}), or the countdown buys
-   * nothing. A loop that contains a strip-mined loop is heavy: each of its passes may run up to a
-   * strip of iterations without a poll, so a pass counts {@code OUTER_WEIGHT} back-edges. A loop
-   * whose instructions branch only out of it (no inner loop, no if/else, no switch, no {@code
-   * continue}) gets the form with its own back-edge.
+   * of polling on every pass, and in which form. Each of its backward targets must have a stack-map
+   * frame (the countdown branches there, and a conditional back-edge or switch case is redirected
+   * through a block that reuses that frame; a frameless method needs none), and its loop (from its
+   * earliest backward target to {@code k}) must touch memory or call ({@link #touchesMemory}), or
+   * the countdown buys nothing. A loop that contains a strip-mined loop is heavy: each of its
+   * passes may run up to a strip of iterations without a poll, so a pass counts {@code
+   * OUTER_WEIGHT} back-edges. A loop whose instructions branch only out of it (no inner loop, no
+   * if/else, no switch, no {@code continue}) gets the form with its own back-edge.
    */
   private void countDown(int k) {
     if (plan.maxLocals > 0xFFFF - 2) { // no room for budget and strip locals

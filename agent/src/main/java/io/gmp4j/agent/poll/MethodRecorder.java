@@ -22,9 +22,9 @@ import net.bytebuddy.jar.asm.TypePath;
  * arrays; labels are the reader's own, which both replays see alike, so instruction indices and
  * label identities agree between the plan and the emitter, as they did between two passes.
  *
- * <p>A call is kept as a kind, its int operands and its other operands, in three arrays that
- * grow as needed, and replayed by a switch: no object per instruction. (Kept as one lambda per
- * call, the recording and its two replays were about a tenth of the injector's time at Spring Boot's
+ * <p>A call is kept as a kind, its int operands and its other operands, in three arrays that grow
+ * as needed, and replayed by a switch: no object per instruction. (Kept as one lambda per call, the
+ * recording and its two replays were about a tenth of the injector's time at Spring Boot's
  * start-up; BENCHMARKS.md, 'Compressed frames'.)
  *
  * <p>Used by one thread for one method.

@@ -203,12 +203,12 @@ final class PollEmitter extends ClassVisitor {
     }
 
     /**
-     * The countdown of a back-edge to {@code c.target()}: {@code IINC budget -w; ILOAD budget;
-     * IFGT skip; budget = BUDGET; poll; skip: [frame] GOTO target}, where the frame is the
-     * target's, with {@code skipLocals} (as read) for locals if not null ('Handler frames' in
-     * LoopScanner), with {@code w} 1, or {@link #OUTER_WEIGHT} for a heavy loop. The state here
-     * must be one that may jump to the target, so it may take that frame at {@code skip}, and the
-     * loop keeps a single back-edge, as it had: C2 sees the same loop, with the poll as a rarely taken diamond
+     * The countdown of a back-edge to {@code c.target()}: {@code IINC budget -w; ILOAD budget; IFGT
+     * skip; budget = BUDGET; poll; skip: [frame] GOTO target}, where the frame is the target's,
+     * with {@code skipLocals} (as read) for locals if not null ('Handler frames' in LoopScanner),
+     * with {@code w} 1, or {@link #OUTER_WEIGHT} for a heavy loop. The state here must be one that
+     * may jump to the target, so it may take that frame at {@code skip}, and the loop keeps a
+     * single back-edge, as it had: C2 sees the same loop, with the poll as a rarely taken diamond
      * in it. For an {@link MethodPlan#ownBackEdge} loop the {@code IFGT} jumps to the target
      * itself, and the poll path ends in its own {@code GOTO target}: no new frame is needed, since
      * both only jump to the target.
@@ -431,12 +431,12 @@ final class PollEmitter extends ClassVisitor {
 
     /**
      * Counting up: {@code strip = limit; if ((long) limit - i > span) strip = i + span;} with
-     * {@code span = STRIP * step}. Counting down, the mirror image: {@code strip = limit; if ((long)
-     * i - limit > span) strip = i - span;} with {@code span = STRIP * -step}. The difference is
-     * taken in long, so neither a negative {@code i} nor a limit near either end of the int range
-     * can overflow it, and {@code i ± span} cannot overflow because it lies strictly between
-     * {@code i} and limit. The branch lands on the inner header, whose frame already declares
-     * strip. Peak stack 4 (two longs).
+     * {@code span = STRIP * step}. Counting down, the mirror image: {@code strip = limit; if
+     * ((long) i - limit > span) strip = i - span;} with {@code span = STRIP * -step}. The
+     * difference is taken in long, so neither a negative {@code i} nor a limit near either end of
+     * the int range can overflow it, and {@code i ± span} cannot overflow because it lies strictly
+     * between {@code i} and limit. The branch lands on the inner header, whose frame already
+     * declares strip. Peak stack 4 (two longs).
      *
      * <p>Rejected: {@code (int) Math.min((long) i + span, (long) limit)}, branch-free but measured
      * on JDK 25 to keep C2 from vectorizing the inner loop ({@code a[i] = b[i] + c[i]} over 4096

@@ -45,8 +45,8 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       the branch and runs on every pass: the call pushes and pops nothing and adds no branch
  *       target, so existing frames stay valid.
  *   <li><b>Strip mining</b> ('Strip mining' in {@link LoopScanner}, HotSpot's loop strip mining,
- *       JDK-8186027, done in bytecode). A tight innermost counted loop in javac's {@code for} shape,
- *       counting up or down, gets no per-iteration poll; its test is rewritten against a
+ *       JDK-8186027, done in bytecode). A tight innermost counted loop in javac's {@code for}
+ *       shape, counting up or down, gets no per-iteration poll; its test is rewritten against a
  *       loop-invariant local {@code strip = min(limit, i + 4096 * step)} (or {@code max(limit, i -
  *       4096 * -step)} counting down; computed without overflow), and an outer block polls,
  *       recomputes {@code strip} and re-enters once every 4096 iterations. The inner loop stays a
@@ -127,19 +127,19 @@ import net.bytebuddy.jar.asm.Opcodes;
  * <h2>Frame check only where frames are derived</h2>
  *
  * Only a method whose new frames are derived is checked ({@link MethodPlan#derivesFrames}): one
- * with a strip-mined loop (frames between head and back-edge gain {@code strip}, the head's
- * locals are re-declared at the inner and outer headers) or with a {@code skip} frame narrowed by
- * the frame of a handler whose range covers the back-edge (issue 16's bug was there). Every other
+ * with a strip-mined loop (frames between head and back-edge gain {@code strip}, the head's locals
+ * are re-declared at the inner and outer headers) or with a {@code skip} frame narrowed by the
+ * frame of a handler whose range covers the back-edge (issue 16's bug was there). Every other
  * rewrite adds no frame that is not a copy of a declared one: a per-pass poll pushes nothing and
  * adds no branch target; a countdown with its own back-edge branches only to the loop head, whose
  * frame is declared; a {@code skip} frame outside every try range is its target's; a trampoline
- * after the code re-declares its target's frame as the emitter wrote it, and is entered only by
- * the branch that jumped to that target before. A class file whose own frames are wrong is then
- * rewritten rather than refused, and the JVM rejects it as it would have without the agent. What they change in every frame, {@code budget:int}
- * after TOP padding to the old max_locals, holds by construction: budget is stored before the
- * first label, and max_stack and max_locals grow by one for it. The check was a quarter of the
- * injector's start-up samples on Spring Boot (issue 17); what this saves is in BENCHMARKS.md,
- * 'Spring Boot 4.0.7 start-up'.
+ * after the code re-declares its target's frame as the emitter wrote it, and is entered only by the
+ * branch that jumped to that target before. A class file whose own frames are wrong is then
+ * rewritten rather than refused, and the JVM rejects it as it would have without the agent. What
+ * they change in every frame, {@code budget:int} after TOP padding to the old max_locals, holds by
+ * construction: budget is stored before the first label, and max_stack and max_locals grow by one
+ * for it. The check was a quarter of the injector's start-up samples on Spring Boot (issue 17);
+ * what this saves is in BENCHMARKS.md, 'Spring Boot 4.0.7 start-up'.
  *
  * <p>Thread-safety: an instance is immutable apart from per-thread {@link #lastStats()}; {@link
  * #transform} may run on many class-loading threads at once.
@@ -547,8 +547,8 @@ public final class PollInjector {
   }
 
   /**
-   * What the last {@link #transform} call on the calling thread did ({@code Stats(0, 0, 0, 0)} if it
-   * returned null, or if the thread has not called it). For tests and the agent's debug output.
+   * What the last {@link #transform} call on the calling thread did ({@code Stats(0, 0, 0, 0)} if
+   * it returned null, or if the thread has not called it). For tests and the agent's debug output.
    */
   public Stats lastStats() {
     Stats s = LAST_STATS.get();

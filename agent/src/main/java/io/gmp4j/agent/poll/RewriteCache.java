@@ -35,11 +35,11 @@ import java.util.zip.CRC32C;
  *
  * <h2>Implementation overview: 'Rewrite cache'</h2>
  *
- * Rewriting the classes with loops is most of what the agent adds to an application's start-up:
- * on Spring Boot, 789 of 3,500 classes, +1.3 s of start-up and +2.9 s of CPU on two cores
- * (BENCHMARKS.md, 'Rewrite cache'), with ASM and the injector running in the interpreter and
- * then keeping C2 busy. The rewrite is a function of the class file's bytes alone: the injector loads
- * no class and resolves no type ('Poll placement' in PollInjector), and the include, exclude and
+ * Rewriting the classes with loops is most of what the agent adds to an application's start-up: on
+ * Spring Boot, 789 of 3,500 classes, +1.3 s of start-up and +2.9 s of CPU on two cores
+ * (BENCHMARKS.md, 'Rewrite cache'), with ASM and the injector running in the interpreter and then
+ * keeping C2 busy. The rewrite is a function of the class file's bytes alone: the injector loads no
+ * class and resolves no type ('Poll placement' in PollInjector), and the include, exclude and
  * report options act before it or after it. So a rewrite keyed by the bytes it was made from is
  * valid in any later run of the same injector.
  *

@@ -10,7 +10,8 @@ import java.util.Map;
 /**
  * What {@link FrameCheck} costs class loading ('Cost' in FrameCheck, BENCHMARKS.md 'Poll injector
  * frame check'): transforms every class of each jar given, with and without the check, and prints
- * the median thread CPU time of several passes. A plain program, not a test: it runs for tens of seconds.
+ * the median thread CPU time of several passes. A plain program, not a test: it runs for tens of
+ * seconds.
  *
  * <pre>
  * ./mvn25 -B -q -pl agent -am test-compile -DskipRandomized

@@ -26,8 +26,8 @@ import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
 
 /**
- * Test helpers: compiles Java sources in memory, reads the classes of a jar, and defines class files
- * in a fresh loader.
+ * Test helpers: compiles Java sources in memory, reads the classes of a jar, and defines class
+ * files in a fresh loader.
  */
 final class TestClasses {
   private TestClasses() {}
