@@ -56,6 +56,13 @@ final class GlobalRunq {
    */
   private volatile int wokenPuts;
 
+  /**
+   * 'Overdue wake-ups' in {@link Sysmon}: when the wake-up segment last went from empty to not
+   * empty, in {@link Timers#nanotime()}; 0 while it is empty. Written under lock; read racily by
+   * sysmon, which at worst asks one slice to end for a G already taken, or a cycle late.
+   */
+  private volatile long wokenSince;
+
   /** Global queue length. Written under lock; read racily by the fairness check and observers. */
   private volatile int runqsize;
 
@@ -89,13 +96,16 @@ final class GlobalRunq {
 
   /**
    * Queues a G readied by a thread that is not ours (case 3 of 'Readying a G') after the other
-   * such Gs but ahead of every G queued by globRunqPut: see 'Wake-ups from JDK threads'. Takes
-   * sched.lock.
+   * such Gs but ahead of every G queued by globRunqPut: see 'Wake-ups from JDK threads'. Returns
+   * true if the segment was empty ({@link #wokenSince} is then now). Takes sched.lock.
    */
-  void globRunqPutWoken(Goroutine gp) {
+  boolean globRunqPutWoken(Goroutine gp) {
+    long now = runqwoken == 0 ? Timers.nanotime() : 0; // the clock outside the lock, if needed
     lock.lock();
     try {
-      if (runqWokenTail == null) {
+      boolean first = runqWokenTail == null;
+      if (first) {
+        wokenSince = now != 0 ? now : Timers.nanotime();
         gp.schedlink = runqHead;
         runqHead = gp;
       } else {
@@ -109,6 +119,7 @@ final class GlobalRunq {
       runqwoken++;
       wokenPuts++;
       runqsize++;
+      return first;
     } finally {
       lock.unlock();
     }
@@ -161,6 +172,7 @@ final class GlobalRunq {
         runqwoken--;
         if (gp == runqWokenTail) {
           runqWokenTail = null; // the wake-up segment is empty
+          wokenSince = 0;
           if (runqwoken != 0) {
             throw new InternalError("globrunqget: runqwoken " + runqwoken + " at the end");
           }
@@ -179,6 +191,11 @@ final class GlobalRunq {
   Goroutine globRunqGetWoken() {
     assert lock.isHeldByCurrentThread() : "requires sched.lock";
     return runqWokenTail == null ? null : globRunqGet();
+  }
+
+  /** See {@link #wokenSince}. Any thread; racy. */
+  long wokenSince() {
+    return wokenSince;
   }
 
   /** Gs in the wake-up segment. Any thread; racy. */

@@ -455,7 +455,10 @@ public final class Sched {
             : null;
     if (pp == null) {
       if (outside) {
-        runq.globRunqPutWoken(gp); // case 3: see 'Wake-ups from JDK threads'
+        // case 3: see 'Wake-ups from JDK threads'; sysmon wakes for it ('Overdue wake-ups')
+        if (runq.globRunqPutWoken(gp) && npidle == 0 && sysmon != null) {
+          sysmon.timerAdded(runq.wokenSince());
+        }
       } else {
         runq.globRunqPut(gp);
       }

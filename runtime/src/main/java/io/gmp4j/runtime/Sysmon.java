@@ -303,6 +303,17 @@ final class Sysmon extends Thread {
    * then, and woken early for a timer due sooner than it would wake ({@link #timerAdded}). Costs
    * one volatile load per P per cycle when there are no timers. Called only by sysmon, after
    * retake (which refreshed pdSchedwhen).
+   *
+   * <p>'Overdue wake-ups', beyond Go: a G that a JDK thread readied (a poller, the JDK's
+   * unblocker, a platform thread's unpark) waits in the wake-up segment of the global queue for
+   * a P to schedule ('Wake-ups from JDK threads' in {@link Sched}). With every P running a G
+   * that is a whole time slice, as for a timer, so while no P is idle the segment counts here as
+   * a timer due when it started ({@link GlobalRunq#wokenSince}), and the thread that started it
+   * pokes sysmon as an adder of a timer does ({@link #timerAdded}). With an idle P its readying
+   * woke an M already, and a wakeP here took the P from a pinned G waiting for one (in
+   * PinnedWaiterFirstTest the initializer's wait went from 2-39 ms to 79-1,070 ms). Go's
+   * netpoll-woken Gs wait in its global queue for the slice (a G that a platform thread unparked
+   * every 5 ms beside four hogs at 2 Ps: p50 9.6-19.7 ms; with the rule, 1.1 ms).
    */
   private void checkOverdueTimers(long now) {
     assert Thread.currentThread() == this : "checkOverdueTimers: not on sysmon";
@@ -315,12 +326,19 @@ final class Sysmon extends Thread {
         next = w;
       }
     }
+    boolean idleP = sched.npidle > 0;
+    // 'Overdue wake-ups': a G that a JDK thread readied waits like a due timer, but only while
+    // every P runs: with an idle P, its readying woke an M already, and a wakeP here would take
+    // that P from a pinned G waiting for one ('Pinned waiters first' in Sched.handoffP).
+    long woken = idleP ? 0 : sched.runq.wokenSince();
+    if (woken != 0 && (next == 0 || woken < next)) {
+      next = woken;
+    }
     timerDelayUs = Long.MAX_VALUE;
     if (next == 0) {
       return;
     }
     long overdue = tnow - next;
-    boolean idleP = sched.npidle > 0;
     int oldest = -1;
     if (overdue > OVERDUE_NS && !idleP) {
       for (int i = 0; i < allp.length && i < pdSchedwhen.length; i++) {

@@ -1,0 +1,75 @@
+package example.apps;
+
+import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * 'Overdue wake-ups' as a plain program: a platform thread (a poller's stand-in) unparks a parked
+ * virtual thread every 5 ms, {@code args[1]} times, beside {@code args[0]} CPU-bound virtual
+ * threads whose loops the agent polls, and prints how long each woken thread took to run after
+ * its unpark (p50, p90, p99, max in ms) and {@code wakeups=}. The wake-ups begin 2 s after the
+ * start. A watchdog prints the scheduler's state and exits 3 after 60 s.
+ */
+public final class WakeBesideHogs {
+  static volatile boolean stop;
+  static volatile long sink;
+
+  /** When the last unpark was made, in nanoTime; 0 once the woken thread has run. */
+  static volatile long unparkedAt;
+
+  private WakeBesideHogs() {}
+
+  public static void main(String[] args) throws Exception {
+    int hogs = Integer.parseInt(args[0]);
+    int n = Integer.parseInt(args[1]);
+    AppSupport.watchdog(60_000, "WakeBesideHogs");
+    Thread[] hog = new Thread[hogs];
+    for (int i = 0; i < hogs; i++) {
+      hog[i] =
+          Thread.ofVirtual()
+              .start(
+                  () -> {
+                    long x = 0;
+                    while (!stop) {
+                      x = x * 31 + 7; // the agent's back-edge poll is the only call-free way out
+                    }
+                    sink = x;
+                  });
+    }
+    long[] waited = new long[n];
+    Thread woken =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  for (int i = 0; i < n; i++) {
+                    while (unparkedAt == 0) {
+                      LockSupport.park();
+                    }
+                    waited[i] = System.nanoTime() - unparkedAt;
+                    unparkedAt = 0;
+                  }
+                });
+    Thread.sleep(2_000);
+    for (int i = 0; i < n; i++) {
+      Thread.sleep(5);
+      while (unparkedAt != 0) {
+        Thread.sleep(1); // the last one has not run yet
+      }
+      unparkedAt = System.nanoTime();
+      LockSupport.unpark(woken);
+    }
+    woken.join();
+    stop = true;
+    for (Thread h : hog) {
+      h.join();
+    }
+    Arrays.sort(waited);
+    System.out.println("wakeups=" + n);
+    System.out.printf(
+        "p50=%.3f%np90=%.3f%np99=%.3f%nmax=%.3f%n",
+        waited[n / 2] / 1e6,
+        waited[n * 9 / 10] / 1e6,
+        waited[Math.min(n - 1, n * 99 / 100)] / 1e6,
+        waited[n - 1] / 1e6);
+  }
+}
