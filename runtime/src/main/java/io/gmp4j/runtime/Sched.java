@@ -273,7 +273,10 @@ public final class Sched {
   /** Times sysmon found a timer overdue with a P idle and woke a P (extra counter). */
   final LongAdder overdueTimerWakeups = new LongAdder();
 
-  /** Times sysmon asked a G to yield for an overdue timer, no P being idle (extra counter). */
+  /**
+   * Times sysmon asked a G to yield for an overdue timer or wake-up ('Overdue wake-ups' in
+   * Sysmon), no P being idle (extra counter).
+   */
   final LongAdder overdueTimerPreempts = new LongAdder();
 
   /**
