@@ -14,6 +14,21 @@ import java.util.function.BooleanSupplier;
 public final class AppSupport {
   private AppSupport() {}
 
+  /**
+   * Prints {@code p50=}, {@code p90=}, {@code p99=} and {@code max=} of {@code nanos} in ms,
+   * three decimals, one a line, as ChildJvm.Result.value reads them. Sorts {@code nanos}.
+   */
+  public static void printPercentilesMs(long[] nanos) {
+    int n = nanos.length;
+    java.util.Arrays.sort(nanos);
+    System.out.printf(
+        "p50=%.3f%np90=%.3f%np99=%.3f%nmax=%.3f%n",
+        nanos[n / 2] / 1e6,
+        nanos[n * 9 / 10] / 1e6,
+        nanos[Math.min(n - 1, n * 99 / 100)] / 1e6,
+        nanos[n - 1] / 1e6);
+  }
+
   /** Go's schedtrace with detail, or a note that gmp4j is not loaded. */
   public static String schedtrace() {
     try {

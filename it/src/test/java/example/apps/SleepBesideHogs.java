@@ -1,7 +1,6 @@
 package example.apps;
 
 import java.time.Duration;
-import java.util.Arrays;
 
 /**
  * Issue 11's timer row as a plain program: a virtual thread sleeps 1 ms {@code args[1]} times
@@ -87,15 +86,8 @@ public final class SleepBesideHogs {
     if (spawning != null) {
       spawning.join();
     }
-    long[] s = over.clone();
-    Arrays.sort(s);
     System.out.println("sleeps=" + n);
-    System.out.printf(
-        "p50=%.3f%np90=%.3f%np99=%.3f%nmax=%.3f%n",
-        s[n / 2] / 1e6,
-        s[n * 9 / 10] / 1e6,
-        s[Math.min(n - 1, n * 99 / 100)] / 1e6,
-        s[n - 1] / 1e6);
+    AppSupport.printPercentilesMs(over.clone());
     System.out.print(detail);
     System.out.flush();
   }

@@ -1,6 +1,5 @@
 package example.apps;
 
-import java.util.Arrays;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -63,13 +62,7 @@ public final class WakeBesideHogs {
     for (Thread h : hog) {
       h.join();
     }
-    Arrays.sort(waited);
     System.out.println("wakeups=" + n);
-    System.out.printf(
-        "p50=%.3f%np90=%.3f%np99=%.3f%nmax=%.3f%n",
-        waited[n / 2] / 1e6,
-        waited[n * 9 / 10] / 1e6,
-        waited[Math.min(n - 1, n * 99 / 100)] / 1e6,
-        waited[n - 1] / 1e6);
+    AppSupport.printPercentilesMs(waited);
   }
 }
