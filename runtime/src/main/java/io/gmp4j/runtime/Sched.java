@@ -72,6 +72,10 @@ import java.util.concurrent.atomic.LongAdder;
  * P skips the segment once every 61 schedticks (at 30, away from the global check at 0), so its
  * local queue still runs.
  *
+ * <p>"The rest of the current slice" is up to a whole slice beside CPU-bound Gs. While no P is
+ * idle, sysmon cuts it: a segment that has waited 1 ms counts as an overdue timer, and the G of
+ * the oldest slice is asked to yield ('Overdue wake-ups' in {@link Sysmon}).
+ *
  * <h3>Adoption</h3>
  *
  * A virtual thread built by {@link #newBuilder} starts with {@link #adopter} as its scheduler;
