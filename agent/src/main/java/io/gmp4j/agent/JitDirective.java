@@ -12,7 +12,8 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.HashSet;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
 import javax.management.ObjectName;
 
@@ -188,20 +189,13 @@ public final class JitDirective implements Runnable {
    * thread; never throws.
    */
   static String openedPath(Path file, Set<String> before) {
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
-      for (Path fd : ds) {
-        if (!before.contains(fd.getFileName().toString())) {
-          try {
-            if (file.equals(Files.readSymbolicLink(fd))) {
-              return fd.toString();
-            }
-          } catch (IOException | UnsupportedOperationException e) {
-            // the listing's own descriptor, or one closed meanwhile: the next one
-          }
+    Map<String, Path> now = fdLinks(before);
+    if (now != null) {
+      for (Map.Entry<String, Path> e : now.entrySet()) {
+        if (file.equals(e.getValue())) {
+          return "/proc/self/fd/" + e.getKey();
         }
       }
-    } catch (IOException | RuntimeException e) {
-      return null;
     }
     return null;
   }
@@ -212,19 +206,32 @@ public final class JitDirective implements Runnable {
    * {@code /proc}. Any thread; never throws.
    */
   static Set<String> openFds() {
+    Map<String, Path> all = fdLinks(Set.of());
+    return all == null ? null : all.keySet();
+  }
+
+  /**
+   * The descriptors in {@code /proc/self/fd} but those in {@code skip} and the listing's own,
+   * each with where it links; null where there is no {@code /proc}. Never throws.
+   */
+  private static Map<String, Path> fdLinks(Set<String> skip) {
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
       Path self = Path.of("/proc/self/fd").toRealPath(); // the listing's descriptor links here
-      Set<String> names = new HashSet<>();
+      Map<String, Path> links = new HashMap<>();
       for (Path fd : ds) {
-        try {
-          if (!self.equals(Files.readSymbolicLink(fd))) {
-            names.add(fd.getFileName().toString());
+        String name = fd.getFileName().toString();
+        if (!skip.contains(name)) {
+          try {
+            Path to = Files.readSymbolicLink(fd);
+            if (!self.equals(to)) {
+              links.put(name, to);
+            }
+          } catch (IOException | UnsupportedOperationException e) {
+            // closed meanwhile
           }
-        } catch (IOException | UnsupportedOperationException e) {
-          // closed meanwhile
         }
       }
-      return names;
+      return links;
     } catch (IOException | RuntimeException e) {
       return null;
     }

@@ -97,15 +97,16 @@ final class GlobalRunq {
   /**
    * Queues a G readied by a thread that is not ours (case 3 of 'Readying a G') after the other
    * such Gs but ahead of every G queued by globRunqPut: see 'Wake-ups from JDK threads'. Returns
-   * true if the segment was empty ({@link #wokenSince} is then now). Takes sched.lock.
+   * the segment's new {@link #wokenSince} if gp started it, else 0. Takes sched.lock.
    */
-  boolean globRunqPutWoken(Goroutine gp) {
+  long globRunqPutWoken(Goroutine gp) {
     long now = runqwoken == 0 ? Timers.nanotime() : 0; // the clock outside the lock, if needed
     lock.lock();
     try {
-      boolean first = runqWokenTail == null;
-      if (first) {
-        wokenSince = now != 0 ? now : Timers.nanotime();
+      long started = 0;
+      if (runqWokenTail == null) {
+        started = now != 0 ? now : Timers.nanotime();
+        wokenSince = started;
         gp.schedlink = runqHead;
         runqHead = gp;
       } else {
@@ -119,7 +120,7 @@ final class GlobalRunq {
       runqwoken++;
       wokenPuts++;
       runqsize++;
-      return first;
+      return started;
     } finally {
       lock.unlock();
     }

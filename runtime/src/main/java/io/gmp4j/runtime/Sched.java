@@ -463,8 +463,9 @@ public final class Sched {
     if (pp == null) {
       if (outside) {
         // case 3: see 'Wake-ups from JDK threads'; sysmon wakes for it ('Overdue wake-ups')
-        if (runq.globRunqPutWoken(gp) && npidle == 0 && sysmon != null) {
-          sysmon.timerAdded(runq.wokenSince());
+        long started = runq.globRunqPutWoken(gp);
+        if (started != 0 && npidle == 0 && sysmon != null) {
+          sysmon.timerAdded(started);
         }
       } else {
         runq.globRunqPut(gp);

@@ -358,6 +358,7 @@ final class Sysmon extends Thread {
       sched.wakeP();
       return;
     }
+    assert oldest >= 0 : "checkOverdueTimers: act with no running P"; // overdueWaitUs waits then
     Processor pp = allp[oldest];
     Machine mp = pp.m;
     Goroutine gp = mp == null ? null : mp.curg;
@@ -384,7 +385,7 @@ final class Sysmon extends Thread {
    */
   static long overdueWaitUs(long overdueNs, boolean idleP, long oldestRanNs) {
     if (overdueNs <= OVERDUE_NS) {
-      return idleP ? Long.MAX_VALUE : Math.max(20, (OVERDUE_NS - overdueNs) / 1000 + 1);
+      return idleP ? Long.MAX_VALUE : usUntil(OVERDUE_NS - overdueNs);
     }
     if (idleP) {
       return 0;
@@ -393,9 +394,14 @@ final class Sysmon extends Thread {
       return Long.MAX_VALUE; // every P in a syscall or handed off: sysmon's own pace
     }
     if (oldestRanNs < OVERDUE_NS) {
-      return Math.max(20, (OVERDUE_NS - oldestRanNs) / 1000 + 1);
+      return usUntil(OVERDUE_NS - oldestRanNs);
     }
     return 0;
+  }
+
+  /** A sleep in us that ends just after {@code ns} from now, and not under sysmon's 20 us. */
+  private static long usUntil(long ns) {
+    return Math.max(20, ns / 1000 + 1);
   }
 
   /**
