@@ -77,6 +77,15 @@ import net.bytebuddy.jar.asm.Opcodes;
  * passes remain for what the one does not cover: an old class file with JSR/RET (inlined first,
  * 'Old class files'), a type annotation inside code, and the re-emission of 'Too large'.
  *
+ * <p>Rejected: a writer that splices, that is, only the rewritten methods go through a {@code
+ * ClassWriter} with an empty pool, and the class is its original bytes with those methods'
+ * {@code Code} replaced and the side pool appended, references shifted. It saves the writer's
+ * copy of the constant pool (a fifth of the injector's start-up samples), but the side writer
+ * then adds, one by one, the constants of the rewritten methods, which in a class's methods with
+ * loops are much of its pool, and the rewrite got no faster: no better in a cold JVM over the
+ * Spring Boot app's jars, 6% slower on its start-up (BENCHMARKS.md, 'Where the injector's
+ * start-up time goes').
+ *
  * <p>Rejected: {@code COMPUTE_FRAMES} with a {@code getCommonSuperClass} that answers {@code
  * java/lang/Object} (the usual agent shortcut, because asking the real hierarchy loads classes from
  * inside a transformer). It is not safe: a value merged from two subclasses of {@code Foo} becomes
