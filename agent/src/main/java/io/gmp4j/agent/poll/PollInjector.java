@@ -83,8 +83,8 @@ import net.bytebuddy.jar.asm.Opcodes;
  * copy of the constant pool (a fifth of the injector's start-up samples), but the side writer
  * then adds, one by one, the constants of the rewritten methods, which in a class's methods with
  * loops are much of its pool, and the rewrite got no faster: no better in a cold JVM over the
- * Spring Boot app's jars, 6% slower on its start-up (BENCHMARKS.md, 'Where the injector's
- * start-up time goes').
+ * Spring Boot app's jars, and 6% more time in the transformer on its start-up (BENCHMARKS.md,
+ * 'Where the injector's start-up time goes').
  *
  * <p>Rejected: {@code COMPUTE_FRAMES} with a {@code getCommonSuperClass} that answers {@code
  * java/lang/Object} (the usual agent shortcut, because asking the real hierarchy loads classes from
