@@ -20,8 +20,6 @@ import java.time.Duration;
  * time slice (10 ms, plus up to one 10 ms sysmon period) after the sleeper parked.
  */
 public final class SleepBesideHogs {
-  static volatile boolean stop;
-  static volatile long sink;
 
   public static void main(String[] args) throws Exception {
     int hogs = Integer.parseInt(args[0]);
@@ -31,20 +29,7 @@ public final class SleepBesideHogs {
     long settleMs = args.length > 4 ? Long.parseLong(args[4]) : 50;
     long sleepMs = args.length > 5 ? Long.parseLong(args[5]) : 1;
     boolean spawner = args.length > 6 && args[6].equals("spawn");
-    Thread[] hog = new Thread[hogs];
-    for (int i = 0; i < hogs; i++) {
-      hog[i] =
-          Thread.ofVirtual()
-              .name("hog-" + i)
-              .start(
-                  () -> {
-                    long x = 0;
-                    while (!stop) {
-                      x = x * 31 + 7; // the agent's back-edge poll is the only call-free way out
-                    }
-                    sink = x;
-                  });
-    }
+    Thread[] hog = Hogs.start(hogs);
     Thread spawning =
         spawner
             ? Thread.ofVirtual()
@@ -52,8 +37,8 @@ public final class SleepBesideHogs {
                 .start(
                     () -> {
                       try {
-                        while (!stop) {
-                          Thread.ofVirtual().start(() -> sink++).join(Duration.ofSeconds(30));
+                        while (!Hogs.stopped()) {
+                          Thread.ofVirtual().start(() -> Hogs.sink++).join(Duration.ofSeconds(30));
                         }
                       } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
@@ -79,10 +64,7 @@ public final class SleepBesideHogs {
                 });
     sleeper.join();
     String detail = trace ? AppSupport.schedtrace() : "";
-    stop = true;
-    for (Thread h : hog) {
-      h.join();
-    }
+    Hogs.stopAndJoin(hog);
     if (spawning != null) {
       spawning.join();
     }

@@ -10,8 +10,6 @@ import java.util.concurrent.locks.LockSupport;
  * start. A watchdog prints the scheduler's state and exits 3 after 60 s.
  */
 public final class WakeBesideHogs {
-  static volatile boolean stop;
-  static volatile long sink;
 
   /** When the last unpark was made, in nanoTime; 0 once the woken thread has run. */
   static volatile long unparkedAt;
@@ -22,19 +20,7 @@ public final class WakeBesideHogs {
     int hogs = Integer.parseInt(args[0]);
     int n = Integer.parseInt(args[1]);
     AppSupport.watchdog(60_000, "WakeBesideHogs");
-    Thread[] hog = new Thread[hogs];
-    for (int i = 0; i < hogs; i++) {
-      hog[i] =
-          Thread.ofVirtual()
-              .start(
-                  () -> {
-                    long x = 0;
-                    while (!stop) {
-                      x = x * 31 + 7; // the agent's back-edge poll is the only call-free way out
-                    }
-                    sink = x;
-                  });
-    }
+    Thread[] hog = Hogs.start(hogs);
     long[] waited = new long[n];
     Thread woken =
         Thread.ofVirtual()
@@ -58,10 +44,7 @@ public final class WakeBesideHogs {
       LockSupport.unpark(woken);
     }
     woken.join();
-    stop = true;
-    for (Thread h : hog) {
-      h.join();
-    }
+    Hogs.stopAndJoin(hog);
     System.out.println("wakeups=" + n);
     AppSupport.printPercentilesMs(waited);
   }
