@@ -27,7 +27,8 @@ import jdk.jfr.StackTrace;
  *
  * <p>The window the test compares is between two {@code example.Mark} events, "before" and
  * "after"; the program reads {@code Gmp.readMetrics()} just before the first and just after
- * the second, while no goroutine runs, and prints each counter's change as {@code
+ * the second, while no goroutine runs (it waits for quiet before the second: {@link
+ * #awaitQuiet}), and prints each counter's change as {@code
  * delta.<metric>=N}, plus {@code gomaxprocs_start=} and {@code OK} at the end.
  *
  * <p>Usage: {@code JfrWorkload <temp dir> [hog ms]} (the test's own dir, which it deletes; the
@@ -155,6 +156,7 @@ public final class JfrWorkload {
     stop = true;
     ticker.join();
 
+    awaitQuiet();
     mark("after");
     Map<String, Object> after = Gmp.readMetrics();
     System.out.println("gomaxprocs_start=" + procs);
@@ -163,18 +165,22 @@ public final class JfrWorkload {
         System.out.println("delta." + e.getKey() + "=" + (a - (Long) before.get(e.getKey())));
       }
     }
-    awaitQuiet();
     System.out.println("OK");
     System.out.flush();
   }
 
   /**
-   * Waits until no goroutine is left and every P is idle (at most 5 s), and 200 ms more: an M
-   * commits its G's last GoRun and the GoDestroy after the run has returned (Machine.execute),
-   * which is after the join above saw the G end. Exiting at once, the JVM stopped the recording
-   * first whenever that M was descheduled for the few milliseconds of the prints, and JfrIT found
-   * a G of the window that never ended. The Ps go idle after those commits, but for a P that
-   * sysmon took during the run: the 200 ms are for that one.
+   * Waits until no goroutine is left and every P is idle (at most 5 s), and 200 ms more, so that
+   * nothing of the workload is in flight at the "after" mark. Two acts end after the join above
+   * saw the last G end. An M commits its G's last GoRun and the GoDestroy after the run has
+   * returned (Machine.execute): exiting at once, the JVM stopped the recording first whenever
+   * that M was descheduled for the few milliseconds of the prints, and JfrIT found a G of the
+   * window that never ended. And sysmon asks the ticker to yield every 10 ms (a timer-woken G
+   * runs on runnext and inherits the P's slice, as in Go), counting the request before it
+   * commits the PreemptRequest: with the mark taken first, a request in those nanoseconds was
+   * counted in the window and recorded after it (CI, 2026-12-05: 57 counted, 56 recorded). The
+   * Ps go idle after those commits, but for a P that sysmon took during the run: the 200 ms are
+   * for that one, and for a sysmon descheduled between its count and its commit.
    */
   private static void awaitQuiet() throws InterruptedException {
     long deadline = System.nanoTime() + 5_000_000_000L;

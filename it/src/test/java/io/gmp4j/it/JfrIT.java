@@ -429,8 +429,36 @@ class JfrIT {
       }
     }
 
+    /**
+     * The counts, the window, and the events just outside it (up to 20, with their distance from
+     * the nearer mark): a count that differs by one is most often an act at a window's edge.
+     */
     String summary() {
-      return "events " + counts + " window " + Duration.between(before, after).toMillis() + "ms";
+      String outside =
+          events.stream()
+              .filter(e -> !inWindow(e))
+              .filter(
+                  e ->
+                      Duration.between(e.getStartTime(), before).abs().toMillis() < 1_000
+                          || Duration.between(after, e.getStartTime()).abs().toMillis() < 1_000)
+              .limit(20)
+              .map(
+                  e ->
+                      brief(e)
+                          + (e.getStartTime().isBefore(before)
+                              ? " "
+                                  + Duration.between(e.getStartTime(), before).toNanos()
+                                  + "ns before"
+                              : " "
+                                  + Duration.between(after, e.getStartTime()).toNanos()
+                                  + "ns after"))
+              .collect(Collectors.joining("\n  "));
+      return "events "
+          + counts
+          + " window "
+          + Duration.between(before, after).toMillis()
+          + "ms"
+          + (outside.isEmpty() ? "" : "\noutside the window, within 1 s of it:\n  " + outside);
     }
   }
 
@@ -459,7 +487,9 @@ class JfrIT {
         + "ns"
         + (type.equals("gmp4j.GoRun")
             ? " G" + e.getLong("goid") + " M" + e.getInt("m") + " " + e.getString("end")
-            : "")
+            : type.equals("gmp4j.PreemptRequest")
+                ? " G" + e.getLong("goid") + " P" + e.getInt("p") + " " + e.getString("reason")
+                : "")
         + " on "
         + (e.getThread() == null ? "?" : e.getThread().getJavaName())
         + "]";
