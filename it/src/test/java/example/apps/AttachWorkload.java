@@ -110,46 +110,14 @@ public final class AttachWorkload {
     System.out.flush();
 
     // Step 2: the attach, then the end of the retransformation.
-    long deadline = System.nanoTime() + 90_000_000_000L;
-    while (!String.valueOf(System.getProperty("gmp4j.retransform")).startsWith("done ")) {
-      if (System.nanoTime() > deadline) {
-        System.out.println(
-            "no retransformation seen: gmp4j.agent=" + System.getProperty("gmp4j.agent"));
-        System.exit(4);
-      }
-      Thread.sleep(20);
-    }
+    awaitRetransformed(90);
     System.out.println("attached produced=" + PRODUCED.get());
 
     // Step 3.
     String[] carrier = new String[1];
     Thread.ofVirtual().start(() -> carrier[0] = AppSupport.carrier()).join();
     System.out.println("carrier=" + carrier[0]);
-    long handoffs0 = AppSupport.metric("/sched/preemptions/handoffs:handoffs");
-    long honored0 = AppSupport.metric("/sched/preemptions/honored:preemptions");
-    AtomicBoolean hogRunning = new AtomicBoolean(true);
-    long[] ticks = new long[1];
-    Thread ticker = AppSupport.ticker("ticker", () -> !hogRunning.get(), hogRunning::get, ticks);
-    long[] hogResult = new long[1];
-    Thread hog =
-        Thread.ofVirtual()
-            .name("hog")
-            .start(
-                () -> {
-                  hogResult[0] = Hog.spin(hogMs);
-                  hogRunning.set(false);
-                });
-    hog.join();
-    ticker.join();
-    System.out.println(
-        "hog_done ticks="
-            + ticks[0]
-            + " honored="
-            + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honored0)
-            + " handoffs="
-            + (AppSupport.metric("/sched/preemptions/handoffs:handoffs") - handoffs0)
-            + " hog="
-            + (hogResult[0] & 1));
+    System.out.println(hogBesideTicker(hogMs));
     System.out.flush();
 
     // Step 4: keep gmp4j busy for gmp4j top (eight Gs that compute and sleep) until finish.
@@ -189,6 +157,54 @@ public final class AttachWorkload {
       System.out.println("distinct=" + SEEN.cardinality());
       System.out.println("duplicates=" + duplicates);
     }
+  }
+
+  /**
+   * Step 2's wait: returns once the agent's retransformation of the classes loaded before it is
+   * over ({@code gmp4j.retransform} = {@code done ...}); exits 4 after {@code seconds} without it.
+   */
+  static void awaitRetransformed(long seconds) throws InterruptedException {
+    long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+    while (!String.valueOf(System.getProperty("gmp4j.retransform")).startsWith("done ")) {
+      if (System.nanoTime() > deadline) {
+        System.out.println(
+            "no retransformation seen: gmp4j.agent=" + System.getProperty("gmp4j.agent"));
+        System.exit(4);
+      }
+      Thread.sleep(20);
+    }
+  }
+
+  /**
+   * Step 3's hog: {@link Hog#spin} for {@code hogMs} in a new virtual thread beside a 1 ms
+   * sleeper, at the agent's gomaxprocs; returns the line {@code hog_done ticks= honored=
+   * handoffs= hog=} with the sleeper's ticks and the scheduler's counters over the spin.
+   */
+  static String hogBesideTicker(long hogMs) throws InterruptedException {
+    long handoffs0 = AppSupport.metric("/sched/preemptions/handoffs:handoffs");
+    long honored0 = AppSupport.metric("/sched/preemptions/honored:preemptions");
+    AtomicBoolean hogRunning = new AtomicBoolean(true);
+    long[] ticks = new long[1];
+    Thread ticker = AppSupport.ticker("ticker", () -> !hogRunning.get(), hogRunning::get, ticks);
+    long[] hogResult = new long[1];
+    Thread hog =
+        Thread.ofVirtual()
+            .name("hog")
+            .start(
+                () -> {
+                  hogResult[0] = Hog.spin(hogMs);
+                  hogRunning.set(false);
+                });
+    hog.join();
+    ticker.join();
+    return "hog_done ticks="
+        + ticks[0]
+        + " honored="
+        + (AppSupport.metric("/sched/preemptions/honored:preemptions") - honored0)
+        + " handoffs="
+        + (AppSupport.metric("/sched/preemptions/handoffs:handoffs") - handoffs0)
+        + " hog="
+        + (hogResult[0] & 1);
   }
 
   private static void pass(BlockingQueue<Long> from, BlockingQueue<Long> to) {

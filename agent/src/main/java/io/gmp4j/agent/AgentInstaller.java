@@ -87,7 +87,9 @@ import java.util.jar.JarFile;
  * publishes its result for {@code gmp4j attach} ({@link AgentState}).
  *
  * <p>After an attach, the application classes already loaded are retransformed in the
- * background to get their polls ({@link Retransformer}).
+ * background to get their polls ({@link Retransformer}). So are those that premain finds already
+ * loaded, which only a JDK AOT cache does ('Classes loaded before premain' at {@code
+ * loadedBeforePremain}).
  *
  * <p>Limits of attach, inherent to retransformation: virtual threads created before the attach
  * keep the JDK's scheduler (their scheduler field is final), and a loop already on some stack
@@ -229,8 +231,9 @@ final class AgentInstaller {
       if (!premain) {
         Stderr.line(LiveAttach.installedLine(options.agentArguments()));
       }
-      if (retransform != null) {
-        Retransformer.start(inst, retransform); // after the attach's own lines
+      if (retransform != null) { // after the attach's own lines
+        Retransformer.start(
+            inst, retransform, premain ? "loaded before the agent" : "loaded before the attach");
       }
       startRecordings(options); // step 11
       trace.phase("jfr");
@@ -465,15 +468,29 @@ final class AgentInstaller {
                   },
                   "gmp4j-preempt-report"));
     }
-    if (premain && deferral == null) {
-      inst.addTransformer(new PreemptPollTransformer(injector), false);
-      return null;
-    }
-    if (premain) { // 'Deferred polls' in DeferredPolls: retransformed later, as after an attach
+    if (premain) {
+      // 'Classes loaded before premain': none, unless an AOT cache loaded them.
       PreemptPollTransformer t = new PreemptPollTransformer(injector, true);
+      List<Class<?>> early = loadedBeforePremain(inst, t);
+      if (deferral == null && early.isEmpty()) {
+        inst.addTransformer(new PreemptPollTransformer(injector), false);
+        return null;
+      }
       inst.addTransformer(t, true);
-      deferral.start(inst, t, options.flag("preempt.report"));
-      return null;
+      if (deferral != null) { // 'Deferred polls' in DeferredPolls: retransformed later
+        for (Class<?> c : early) {
+          deferral.defer(c.getClassLoader(), c.getName().replace('.', '/'));
+        }
+        deferral.start(inst, t, options.flag("preempt.report"));
+        return null;
+      }
+      Stderr.line(
+          "gmp4j: "
+              + early.size()
+              + (early.size() == 1 ? " application class was" : " application classes were")
+              + " loaded before the agent (by an AOT cache, -XX:AOTCache); they get their polls"
+              + " by retransformation in the background");
+      return t; // the caller starts the Retransformer, as after an attach
     }
     // An attach: the classes already loaded get their polls too (Retransformer, started by the
     // caller), unless preempt.retransform=0.
@@ -486,6 +503,33 @@ final class AgentInstaller {
       return null;
     }
     return t;
+  }
+
+  /**
+   * 'Classes loaded before premain': the application classes already loaded when premain runs
+   * that {@code t} would take at load time ({@link PreemptPollTransformer#wanted}) and the JVM
+   * can retransform. Without an AOT cache there are none: premain runs before the application's
+   * main class loads. With one (JDK 24+, {@code -XX:AOTCache} and its AOT class linking), the JVM
+   * loads and links every class the cache holds at start-up, before any agent runs, and the
+   * ClassFileLoadHook never sees them: on the Spring Boot app of issue 17, 2,856 Spring classes
+   * were loaded before premain, and the injector was handed 11 classes in all. Those classes get
+   * their polls as after an attach ({@link Retransformer}). Called only by premain, before the
+   * transformer is registered; no lambda (see below).
+   */
+  private static List<Class<?>> loadedBeforePremain(
+      Instrumentation inst, PreemptPollTransformer t) {
+    List<Class<?>> early = new ArrayList<>();
+    for (Class<?> c : inst.getAllLoadedClasses()) {
+      ClassLoader loader = c.getClassLoader();
+      if (loader != null // the JDK's boot classes, nearly all of them: no name built
+          && !c.isArray()
+          && !c.isHidden()
+          && t.wanted(loader, c.getName().replace('.', '/'), null)
+          && inst.isModifiableClass(c)) {
+        early.add(c);
+      }
+    }
+    return early;
   }
 
   /*

@@ -7,7 +7,8 @@ import java.util.Set;
 
 /**
  * After an attach, gives preemption polls to the application classes loaded before it, by
- * retransformation, in the background.
+ * retransformation, in the background; and after premain, to the classes a JDK AOT cache loaded
+ * before the agent ran ('Classes loaded before premain' in AgentInstaller).
  *
  * <h2>Implementation overview</h2>
  *
@@ -60,8 +61,8 @@ final class Retransformer implements Runnable {
   /** Whether the summary and progress lines are left out of stderr (AgentState has them). */
   private final boolean quiet;
 
-  private Retransformer(Instrumentation inst, PreemptPollTransformer transformer) {
-    this(inst, transformer, null, "gmp4j: retransform: ", "loaded before the attach", false);
+  private Retransformer(Instrumentation inst, PreemptPollTransformer transformer, String origin) {
+    this(inst, transformer, null, "gmp4j: retransform: ", origin, false);
   }
 
   /**
@@ -83,18 +84,25 @@ final class Retransformer implements Runnable {
     this.quiet = quiet;
   }
 
-  /** Starts step 1. Called once, by the installer after an attach. Never throws. */
-  static void start(Instrumentation inst, PreemptPollTransformer transformer) {
+  /**
+   * Starts step 1 for every class the transformer would take, {@code origin} saying what they are
+   * ({@code loaded before the attach}). Called once, by the installer after an attach, or after
+   * premain found classes loaded before it ('Classes loaded before premain' in AgentInstaller).
+   * Never throws.
+   */
+  static void start(Instrumentation inst, PreemptPollTransformer transformer, String origin) {
     try {
       AgentState.publish(AgentState.RETRANSFORM, "running 0/?");
-      Thread t = new Thread(new Retransformer(inst, transformer), "gmp4j-retransform");
+      Thread t = new Thread(new Retransformer(inst, transformer, origin), "gmp4j-retransform");
       t.setDaemon(true);
       t.start();
     } catch (Throwable t) {
       Stderr.line(
           "gmp4j: retransform: cannot start: "
               + Stderr.describe(t)
-              + "; classes loaded before the attach keep running without polls");
+              + "; the classes "
+              + origin
+              + " keep running without polls");
       AgentState.publish(AgentState.RETRANSFORM, "done gmp4j: retransform did not run");
     }
   }

@@ -172,7 +172,10 @@ final class ChildJvm {
     return "-javaagent:" + AGENT + (agentOptions.isEmpty() ? "" : "=" + agentOptions);
   }
 
-  /** Runs {@code app} with the given JVM flags and extra environment. */
+  /**
+   * Runs {@code app} with the given JVM flags and extra environment, on the test class path
+   * unless the flags give a {@code -cp} of their own.
+   */
   static Result run(
       List<String> jvmArgs, Map<String, String> env, Class<?> app, Duration timeout, String... args)
       throws IOException, InterruptedException {
@@ -218,8 +221,10 @@ final class ChildJvm {
     cmd.add(JAVA.toString());
     cmd.add("-Djava.io.tmpdir=" + tmp);
     cmd.addAll(jvmArgs);
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
+    if (!jvmArgs.contains("-cp")) { // a jar of the test's own (AotCacheIT), or the test classes
+      cmd.add("-cp");
+      cmd.add(System.getProperty("java.class.path"));
+    }
     cmd.add(app.getName());
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd);
