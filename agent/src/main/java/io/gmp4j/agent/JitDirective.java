@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import javax.management.ObjectName;
 
 /**
@@ -149,22 +150,30 @@ public final class JitDirective implements Runnable {
       Direct direct = inst == null ? null : direct(inst);
       Path dir = Path.of(System.getProperty("java.io.tmpdir")).toRealPath();
       Set<String> open = openFds(); // null without /proc
+      if (open != null) {
+        // The JDK unlinks a DELETE_ON_CLOSE file on Linux right after its open: no name is left
+        // for an exit to leave behind. Then only the descriptor names the file, as "(deleted)".
+        String name =
+            "gmp4j-jit-"
+                .concat(Long.toUnsignedString(ThreadLocalRandom.current().nextLong()))
+                .concat(".json");
+        try (FileChannel ch =
+            FileChannel.open(
+                dir.resolve(name),
+                StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE,
+                StandardOpenOption.DELETE_ON_CLOSE)) {
+          String path = openedPath(dir.resolve(name.concat(" (deleted)")), open);
+          if (path != null) {
+            return add(ch, path, direct);
+          }
+        }
+        // No descriptor on it (a /proc that does not say "(deleted)"): by name, as below.
+      }
       Path file = Files.createTempFile(dir, "gmp4j-jit-", ".json");
       try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
-        String path = open == null ? null : openedPath(file, open);
-        if (path != null) {
-          Files.delete(file);
-        } else {
-          path = file.toString();
-          file.toFile().deleteOnExit();
-        }
-        ch.write(ByteBuffer.wrap(JSON.getBytes(StandardCharsets.US_ASCII)));
-        String said = direct == null ? null : direct.directivesAdd(path);
-        if (said == null) {
-          said = viaMBeanServer(path);
-        }
-        String s = said.strip();
-        return s.startsWith(ADDED) ? null : s;
+        file.toFile().deleteOnExit();
+        return add(ch, file.toString(), direct);
       } finally {
         Files.deleteIfExists(file);
       }
@@ -173,24 +182,41 @@ public final class JitDirective implements Runnable {
     }
   }
 
+  /** Writes the directives to {@code ch} and has HotSpot read them from {@code path}. */
+  private static String add(FileChannel ch, String path, Direct direct) throws Exception {
+    ch.write(ByteBuffer.wrap(JSON.getBytes(StandardCharsets.US_ASCII)));
+    String said = direct == null ? null : direct.directivesAdd(path);
+    if (said == null) {
+      said = viaMBeanServer(path);
+    }
+    String s = said.strip();
+    return s.startsWith(ADDED) ? null : s;
+  }
+
   /**
    * 'Nothing left behind': HotSpot reads the directives from a file, and a file in the temporary
    * folder outlives a {@code Runtime.halt} (or a kill) of the app, which skips {@code
-   * deleteOnExit}. So the file is deleted before it is written, as soon as it is open, and
-   * HotSpot is given {@code /proc/self/fd/<n>}, the name under which this process still opens
-   * it. Between the file's creation and its deletion run only the open, a listing of {@code
-   * /proc/self/fd} and a link read for each descriptor that was not open before ({@code before},
-   * listed by {@link #openFds} ahead of the creation, which also loads the classes the listing
-   * needs). A hello world that halts at once left the file behind in 17 of 600 runs when it was
-   * written and parsed under its name, in 1 of 300 when it was deleted after a cold listing, and
-   * in none of 300 as it is now. Returns that name, or null if no new descriptor is on {@code
-   * file} (then the file is deleted after the command, as where there is no {@code /proc}). Any
+   * deleteOnExit}; a daemon thread also keeps running through the shutdown hooks of a normal
+   * exit and stops at the halt after them. So the file is opened with {@code DELETE_ON_CLOSE},
+   * which on Linux the JDK carries out by unlinking it in the same call, right after the open, and
+   * HotSpot is given {@code /proc/self/fd/<n>}, the name under which this process still opens it.
+   * This method finds {@code n}: among the descriptors that were not open before ({@code before},
+   * listed by {@link #openFds} ahead of the open, which also loads the classes the listing needs),
+   * the one whose link reads {@code file} (for the unlinked file, its old name and {@code
+   * " (deleted)"}). A hello world that halts at once left the file behind in 17 of 600 runs when it
+   * was written and parsed under its name, in 1 of 300 when it was deleted after a cold listing,
+   * and in 1 of 300 (halts) and 1 of 200 (normal exits of a program that ends at once) when it
+   * was deleted right after a listing, which a halt or an exit could still fall into
+   * (AgentIT.unmodifiedProgramRunsOnGmp4j and haltedProgramLeavesNoFileBehind each failed so
+   * once); with the unlink inside the open, in none of 300 halts and none of 300 exits.
+   * Returns that name, or null if no new descriptor is on {@code file} (then the push falls back
+   * to a file by its name, deleted after the command, as where there is no {@code /proc}). Any
    * thread; never throws.
    */
-  // Not one listing helper shared with openFds: this one runs while the file has a name, so it
-  // stops at the first match and builds no string; a merged version (a map of every new link,
-  // and "/proc/self/fd/" + name, whose first string concatenation bootstraps an invokedynamic)
-  // left the file behind in 2 of 200 halted runs, this one in none of 200.
+  // Not one listing helper shared with openFds: this one stops at the first match and builds no
+  // string. When the file still had its name during the listing, a merged version (a map of every
+  // new link, and "/proc/self/fd/" + name, whose first string concatenation bootstraps an
+  // invokedynamic) left the file behind in 2 of 200 halted runs, this one in none of 200.
   static String openedPath(Path file, Set<String> before) {
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
       for (Path fd : ds) {

@@ -46,7 +46,36 @@ class JitDirectiveTest {
         "a file no descriptor holds has no such name");
   }
 
-  /** End to end on this JVM, by the MBean route: HotSpot takes the file by that name. */
+  /**
+   * The way push opens the file: DELETE_ON_CLOSE, which the JDK carries out on Linux by unlinking
+   * it right after the open, so that it has no name from then on, and its descriptor's link reads
+   * the old name and " (deleted)".
+   */
+  @Test
+  void aDeleteOnCloseFileHasNoNameOnceOpenAndIsReadableByItsDescriptor(@TempDir Path dir)
+      throws IOException {
+    Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/fd")), "no /proc here");
+    Set<String> before = JitDirective.openFds();
+    Path file = dir.toRealPath().resolve("u.json");
+    try (FileChannel ch =
+        FileChannel.open(
+            file,
+            StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.WRITE,
+            StandardOpenOption.DELETE_ON_CLOSE)) {
+      assertFalse(Files.exists(file), "still named after its open: " + file);
+      assertNull(JitDirective.openedPath(file, before), "a descriptor on a name that is gone");
+      String path = JitDirective.openedPath(dir.toRealPath().resolve("u.json (deleted)"), before);
+      assertNotNull(path, "no descriptor found for the unlinked " + file);
+      ch.write(ByteBuffer.wrap("[{}]".getBytes(StandardCharsets.US_ASCII)));
+      assertEquals("[{}]", Files.readString(Path.of(path)), "read through " + path);
+    }
+    try (Stream<Path> left = Files.list(dir)) {
+      assertEquals(List.of(), left.toList());
+    }
+  }
+
+  /** End to end on this JVM, by the MBean route: HotSpot takes the file by its descriptor. */
   @Test
   void theDirectivesAreAddedAndNoFileStays() throws IOException {
     Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
