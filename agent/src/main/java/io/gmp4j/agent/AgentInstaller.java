@@ -7,6 +7,7 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -231,9 +232,9 @@ final class AgentInstaller {
       if (!premain) {
         Stderr.line(LiveAttach.installedLine(options.agentArguments()));
       }
-      if (retransform != null) { // after the attach's own lines
-        Retransformer.start(
-            inst, retransform, premain ? "loaded before the agent" : "loaded before the attach");
+      if (retransform != null) {
+        // after the attach's own lines
+        Retransformer.start(inst, retransform, null, "loaded before the attach");
       }
       startRecordings(options); // step 11
       trace.phase("jfr");
@@ -470,17 +471,16 @@ final class AgentInstaller {
     }
     if (premain) {
       // 'Classes loaded before premain': none, unless an AOT cache loaded them.
-      PreemptPollTransformer t = new PreemptPollTransformer(injector, true);
-      List<Class<?>> early = loadedBeforePremain(inst, t);
+      PreemptPollTransformer atLoad = new PreemptPollTransformer(injector);
+      Set<String> early = loadedBeforePremain(inst, atLoad);
       if (deferral == null && early.isEmpty()) {
-        inst.addTransformer(new PreemptPollTransformer(injector), false);
+        inst.addTransformer(atLoad, false);
         return null;
       }
+      PreemptPollTransformer t = new PreemptPollTransformer(injector, true);
       inst.addTransformer(t, true);
       if (deferral != null) { // 'Deferred polls' in DeferredPolls: retransformed later
-        for (Class<?> c : early) {
-          deferral.defer(c.getClassLoader(), c.getName().replace('.', '/'));
-        }
+        deferral.deferAll(early);
         deferral.start(inst, t, options.flag("preempt.report"));
         return null;
       }
@@ -490,7 +490,8 @@ final class AgentInstaller {
               + (early.size() == 1 ? " application class was" : " application classes were")
               + " loaded before the agent (by an AOT cache, -XX:AOTCache); they get their polls"
               + " by retransformation in the background");
-      return t; // the caller starts the Retransformer, as after an attach
+      Retransformer.start(inst, t, early, "loaded before the agent");
+      return null;
     }
     // An attach: the classes already loaded get their polls too (Retransformer, started by the
     // caller), unless preempt.retransform=0.
@@ -506,27 +507,31 @@ final class AgentInstaller {
   }
 
   /**
-   * 'Classes loaded before premain': the application classes already loaded when premain runs
-   * that {@code t} would take at load time ({@link PreemptPollTransformer#wanted}) and the JVM
-   * can retransform. Without an AOT cache there are none: premain runs before the application's
-   * main class loads. With one (JDK 24+, {@code -XX:AOTCache} and its AOT class linking), the JVM
-   * loads and links every class the cache holds at start-up, before any agent runs, and the
-   * ClassFileLoadHook never sees them: on the Spring Boot app of issue 17, 2,856 Spring classes
-   * were loaded before premain, and the injector was handed 11 classes in all. Those classes get
-   * their polls as after an attach ({@link Retransformer}). Called only by premain, before the
-   * transformer is registered; no lambda (see below).
+   * 'Classes loaded before premain': the internal names of the application classes already
+   * loaded when premain runs that {@code t} would take at load time ({@link
+   * PreemptPollTransformer#wanted}) and the JVM can retransform. Without an AOT cache there are
+   * none: premain runs before the application's main class loads. With one (JDK 24+, {@code
+   * -XX:AOTCache} and its AOT class linking), the JVM loads and links every class the cache holds
+   * at start-up, before any agent runs, and the ClassFileLoadHook never sees them: on the Spring
+   * Boot app of issue 17, 2,856 Spring classes were loaded before premain, and the injector was
+   * handed 11 classes in all. Those classes get their polls as after an attach ({@link
+   * Retransformer}), and only those: a class loaded after the transformer is registered got them
+   * at load. Called only by premain, just before it registers the transformer (a class loaded in
+   * between, on another thread, would get no poll; premain's other threads load only the JDK's).
+   * No lambda (see below).
    */
-  private static List<Class<?>> loadedBeforePremain(
-      Instrumentation inst, PreemptPollTransformer t) {
-    List<Class<?>> early = new ArrayList<>();
+  private static Set<String> loadedBeforePremain(Instrumentation inst, PreemptPollTransformer t) {
+    Set<String> early = new HashSet<>();
     for (Class<?> c : inst.getAllLoadedClasses()) {
       ClassLoader loader = c.getClassLoader();
       if (loader != null // the JDK's boot classes, nearly all of them: no name built
           && !c.isArray()
           && !c.isHidden()
-          && t.wanted(loader, c.getName().replace('.', '/'), null)
           && inst.isModifiableClass(c)) {
-        early.add(c);
+        String internal = c.getName().replace('.', '/');
+        if (t.wanted(loader, internal, null)) {
+          early.add(internal);
+        }
       }
     }
     return early;

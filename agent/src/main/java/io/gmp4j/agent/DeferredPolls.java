@@ -126,6 +126,14 @@ final class DeferredPolls implements PollInjector.Deferral {
     }
   }
 
+  /**
+   * Defers the classes an AOT cache loaded before premain ('Classes loaded before premain' in
+   * AgentInstaller), by internal name. Called once, by premain, before {@link #start}.
+   */
+  synchronized void deferAll(Set<String> internalNames) {
+    names.addAll(internalNames);
+  }
+
   /** Step 2's end: the names deferred, after which no class is. Only on gmp4j-defer. */
   synchronized Set<String> end() {
     deferring = false;

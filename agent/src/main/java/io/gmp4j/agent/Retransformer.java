@@ -61,10 +61,6 @@ final class Retransformer implements Runnable {
   /** Whether the summary and progress lines are left out of stderr (AgentState has them). */
   private final boolean quiet;
 
-  private Retransformer(Instrumentation inst, PreemptPollTransformer transformer, String origin) {
-    this(inst, transformer, null, "gmp4j: retransform: ", origin, false);
-  }
-
   /**
    * Steps 2 to 4 for the classes named in {@code only} (internal names; null for all), run on
    * the caller's thread by {@link #run}: 'Deferred polls' in {@link DeferredPolls}.
@@ -85,15 +81,19 @@ final class Retransformer implements Runnable {
   }
 
   /**
-   * Starts step 1 for every class the transformer would take, {@code origin} saying what they are
-   * ({@code loaded before the attach}). Called once, by the installer after an attach, or after
-   * premain found classes loaded before it ('Classes loaded before premain' in AgentInstaller).
-   * Never throws.
+   * Starts step 1 for the classes named in {@code only} (null: every class the transformer
+   * would take), {@code origin} saying what they are in the lines. Called once: by the installer
+   * after an attach, or by premain for the classes an AOT cache loaded before it ('Classes loaded
+   * before premain' in AgentInstaller). Never throws.
    */
-  static void start(Instrumentation inst, PreemptPollTransformer transformer, String origin) {
+  static void start(
+      Instrumentation inst, PreemptPollTransformer transformer, Set<String> only, String origin) {
     try {
       AgentState.publish(AgentState.RETRANSFORM, "running 0/?");
-      Thread t = new Thread(new Retransformer(inst, transformer, origin), "gmp4j-retransform");
+      Thread t =
+          new Thread(
+              new Retransformer(inst, transformer, only, "gmp4j: retransform: ", origin, false),
+              "gmp4j-retransform");
       t.setDaemon(true);
       t.start();
     } catch (Throwable t) {

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -122,7 +123,7 @@ class AotCacheIT {
   }
 
   private static List<String> concat(List<String> head, String... tail) {
-    List<String> all = new java.util.ArrayList<>(head);
+    List<String> all = new ArrayList<>(head);
     all.addAll(List.of(tail));
     return all;
   }
