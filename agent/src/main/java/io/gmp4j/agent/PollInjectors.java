@@ -101,5 +101,10 @@ final class PollInjectors {
     public byte[] transformAtLoad(ClassLoader loader, String name, byte[] classfile) {
       return injector.transform(loader, name, classfile, deferral);
     }
+
+    @Override
+    public boolean leavesAlone(ClassLoader loader, String name, byte[] classfile) {
+      return injector.leavesAlone(loader, name, classfile);
+    }
   }
 }

@@ -50,6 +50,15 @@ final class PreemptPollTransformer implements ClassFileTransformer {
         throws Throwable {
       return transform(loader, internalClassName, classfile);
     }
+
+    /**
+     * True if {@link #transform} would leave the class alone, read from {@code classfile}
+     * without ASM, and its outcome is recorded ('Class files read back' in {@link
+     * Retransformer}); false when in doubt. Never throws.
+     */
+    default boolean leavesAlone(ClassLoader loader, String internalClassName, byte[] classfile) {
+      return false;
+    }
   }
 
   /** Internal-name prefixes never instrumented (step 4). */
@@ -116,6 +125,15 @@ final class PreemptPollTransformer implements ClassFileTransformer {
         // stderr itself failed: nothing left to tell, and the class must still load
       }
       return null;
+    }
+  }
+
+  /** See {@link Injector#leavesAlone}; never throws. */
+  boolean leavesAlone(ClassLoader loader, String className, byte[] classfile) {
+    try {
+      return injector.leavesAlone(loader, className, classfile);
+    } catch (Throwable t) {
+      return false;
     }
   }
 

@@ -333,6 +333,40 @@ public final class PollInjector {
     }
   }
 
+  /**
+   * 'Class files read back' (in the agent's Retransformer): true if {@link #transform} would
+   * leave the class alone without reading it through ASM, that is, excluded by name, or, without
+   * prologue polls, no backward branch in any method of {@code classfile} ('Fast reject' in
+   * {@link BackEdges}). It then records that outcome in Coverage, as transform would have, so
+   * the class need not be retransformed to be counted. For a class already loaded (an attach, an
+   * AOT cache), whose bytes the caller read from its loader rather than had from the JVM: false
+   * unless {@code classfile} is readable and declares {@code internalClassName}, so a doubt means
+   * a retransformation, as before. A refused name is not counted, as in transform. Any thread;
+   * never throws.
+   */
+  public boolean leavesAlone(ClassLoader loader, String internalClassName, byte[] classfile) {
+    try {
+      if (refused(internalClassName)) {
+        return true;
+      }
+      if (!selects(internalClassName)) {
+        coverage.skipped(loader, internalClassName, Coverage.Reason.EXCLUDED);
+        return true;
+      }
+      if (prologuePolls || !internalClassName.equals(new ClassReader(classfile).getClassName())) {
+        return false;
+      }
+      BitSet loops = BackEdges.methods(classfile);
+      if (loops == null || !loops.isEmpty()) {
+        return false;
+      }
+      coverage.skipped(loader, internalClassName, Coverage.Reason.NO_LOOPS);
+      return true;
+    } catch (RuntimeException unreadable) {
+      return false; // the retransformation reads what the JVM hands it, and says what is wrong
+    }
+  }
+
   /** {@link #transform} of a selected class; records its outcome unless it throws. */
   private byte[] instrument(
       ClassLoader loader, String internalClassName, byte[] classfile, Deferral deferral) {

@@ -1,6 +1,7 @@
 package io.gmp4j.agent.poll;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -142,6 +143,41 @@ class CoverageTest {
     assertNotNull(injector.transform(null, "com/acme/Loops", classes.get("com/acme/Loops"), null));
     assertEquals(2, coverage.instrumented());
     assertEquals(List.of("com/acme/Loops", "com/acme/Loops"), offered);
+  }
+
+  /**
+   * 'Class files read back': leavesAlone answers true, and counts the class as transform would,
+   * only where transform would leave it alone without ASM (no loop, excluded, refused); where
+   * it would rewrite, or where in doubt, false and nothing counted.
+   */
+  @Test
+  void leavesAloneOnlyWhatTransformLeavesAloneWithoutReadingIt() {
+    Map<String, byte[]> classes = loopsFlatAndGenerated();
+    Coverage coverage = new Coverage();
+    PollInjector injector = new PollInjector(null, "com.acme.gen.*", false, coverage);
+    byte[] loops = classes.get("com/acme/Loops");
+    byte[] flat = classes.get("com/acme/Flat");
+    assertFalse(injector.leavesAlone(null, "com/acme/Loops", loops));
+    assertEquals(0, coverage.skipped());
+    assertTrue(injector.leavesAlone(null, "com/acme/Flat", flat));
+    assertEquals(1, coverage.skipped(Coverage.Reason.NO_LOOPS));
+    assertTrue(injector.leavesAlone(null, "com/acme/gen/Gen", classes.get("com/acme/gen/Gen")));
+    assertEquals(1, coverage.skipped(Coverage.Reason.EXCLUDED));
+    assertTrue(injector.leavesAlone(null, "java/lang/Whatever", flat)); // refused: not counted
+    // In doubt: the bytes declare another class, or cannot be read.
+    assertFalse(injector.leavesAlone(null, "com/acme/Other", flat));
+    assertFalse(injector.leavesAlone(null, "com/acme/Bad", new byte[] {1, 2, 3}));
+    assertFalse(injector.leavesAlone(null, "com/acme/Bad", new byte[0]));
+    assertEquals(2, coverage.skipped());
+    assertEquals(0, coverage.instrumented());
+    // With prologue polls a method without loops gets one: never left alone unread.
+    Coverage withPrologues = new Coverage();
+    assertFalse(
+        new PollInjector(null, null, true, withPrologues).leavesAlone(null, "com/acme/Flat", flat));
+    assertEquals(0, withPrologues.skipped());
+    // What transform does with the same bytes agrees.
+    assertNull(injector.transform(null, "com/acme/Flat", flat));
+    assertNotNull(injector.transform(null, "com/acme/Loops", loops));
   }
 
   @Test
