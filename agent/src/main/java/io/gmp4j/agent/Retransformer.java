@@ -281,7 +281,7 @@ final class Retransformer implements Runnable {
     long polls = transformer.retransformedOnThisThread() - changed0;
     List<String> why = new ArrayList<>();
     if (readBack > 0) {
-      why.add(readBack + " without loops in their class files, not retransformed");
+      why.add(readBack + " read back from their class files (no loop, or excluded), not retransformed");
     }
     if (unmodifiable > 0) {
       why.add(unmodifiable + " not modifiable");
