@@ -281,7 +281,8 @@ final class Retransformer implements Runnable {
     long polls = transformer.retransformedOnThisThread() - changed0;
     List<String> why = new ArrayList<>();
     if (readBack > 0) {
-      why.add(readBack + " read back from their class files (no loop, or excluded), not retransformed");
+      why.add(
+          readBack + " read back from their class files (no loop, or excluded), not retransformed");
     }
     if (unmodifiable > 0) {
       why.add(unmodifiable + " not modifiable");
