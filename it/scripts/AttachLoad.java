@@ -14,7 +14,8 @@ public class AttachLoad {
     int port = Integer.parseInt(args[0]);
     long seconds = Long.parseLong(args[1]);
     HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    HttpRequest light = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/light")).build();
+    HttpRequest light =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/light")).build();
     LongAdder done = new LongAdder();
     long t0 = System.nanoTime();
     long end = t0 + seconds * 1_000_000_000L;
