@@ -61,8 +61,8 @@ import java.util.jar.JarFile;
  * BackEdges) looks for a backward branch. A class without one is counted as the transformer
  * would have counted it, and not retransformed. Anything in doubt is retransformed as before: no
  * code source, no file of that name there, a file that declares another class, bytes the fast
- * reject cannot read, prologue polls. On that app, 888 classes were retransformed instead of
- * 3,878, in 3.4-3.8 s instead of 5.7 s (BENCHMARKS.md, 'Class files read back').
+ * reject cannot read, prologue polls. On that app, 886-888 classes were retransformed instead of
+ * 3,878, in 3.4-4.9 s instead of 5.7-5.9 s (BENCHMARKS.md, 'Class files read back').
  *
  * <p>What it cannot see: bytes that another agent's transformer changed at load (a loop it
  * added), or a jar replaced on disk after the class was loaded from it. Such a class, left without
