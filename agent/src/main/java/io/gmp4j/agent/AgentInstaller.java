@@ -509,7 +509,7 @@ final class AgentInstaller {
   /**
    * 'Classes loaded before premain': the internal names of the application classes already
    * loaded when premain runs that {@code t} would take at load time ({@link
-   * PreemptPollTransformer#wanted}) and the JVM can retransform. Without an AOT cache there are
+   * PreemptPollTransformer#wantedName}) and the JVM can retransform. Without an AOT cache there are
    * none: premain runs before the application's main class loads. With one (JDK 24+, {@code
    * -XX:AOTCache} and its AOT class linking), the JVM loads and links every class the cache holds
    * at start-up, before any agent runs, and the ClassFileLoadHook never sees them: on the Spring
@@ -523,15 +523,9 @@ final class AgentInstaller {
   private static Set<String> loadedBeforePremain(Instrumentation inst, PreemptPollTransformer t) {
     Set<String> early = new HashSet<>();
     for (Class<?> c : inst.getAllLoadedClasses()) {
-      ClassLoader loader = c.getClassLoader();
-      if (loader != null // the JDK's boot classes, nearly all of them: no name built
-          && !c.isArray()
-          && !c.isHidden()
-          && inst.isModifiableClass(c)) {
-        String internal = c.getName().replace('.', '/');
-        if (t.wanted(loader, internal, null)) {
-          early.add(internal);
-        }
+      String internal = t.wantedName(c);
+      if (internal != null && inst.isModifiableClass(c)) {
+        early.add(internal);
       }
     }
     return early;

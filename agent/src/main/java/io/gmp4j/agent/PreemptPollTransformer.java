@@ -143,6 +143,21 @@ final class PreemptPollTransformer implements ClassFileTransformer {
     return n == null ? 0 : n[0];
   }
 
+  /**
+   * The internal name under which this transformer takes {@code c}, a class already loaded,
+   * or null where it would not have taken it at load (steps 1 to 4; arrays, primitives and
+   * hidden classes never reach a transformer). For premain's and the Retransformer's look at the
+   * loaded classes; the boot loader's, nearly all of them, build no name.
+   */
+  String wantedName(Class<?> c) {
+    ClassLoader loader = c.getClassLoader();
+    if (loader == null || c.isArray() || c.isHidden()) {
+      return null; // a primitive's loader is null
+    }
+    String internal = c.getName().replace('.', '/');
+    return wanted(loader, internal, null) ? internal : null;
+  }
+
   /** Steps 1 to 4 of the overview. */
   boolean wanted(ClassLoader loader, String className, Class<?> classBeingRedefined) {
     if (loader == null || loader == platformLoader) {

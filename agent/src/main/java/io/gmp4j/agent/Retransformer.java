@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
@@ -32,8 +31,8 @@ import java.util.jar.JarFile;
  * <ol>
  *   <li>On the daemon platform thread {@code gmp4j-retransform}, so agentmain returns at once.
  *   <li>Take {@code getAllLoadedClasses()} and keep those the transformer would take at load
- *       time ({@link PreemptPollTransformer#wanted}), that are not hidden or arrays, and that the
- *       JVM can modify.
+ *       time ({@link PreemptPollTransformer#wantedName}: not hidden, not arrays) and that the JVM
+ *       can modify.
  *   <li>Leave out those that {@link PreemptPollTransformer#leavesAlone} says would come back
  *       unchanged, read from their class files ('Class files read back').
  *   <li>Retransform the rest {@value #BATCH} at a time, pausing {@value #PAUSE_MS} ms between
@@ -208,37 +207,26 @@ final class Retransformer implements Runnable {
   /** Steps 2 to 5; returns the summary line. Called only on the thread that runs {@link #run}. */
   private String retransformAll() throws InterruptedException {
     long t0 = System.nanoTime();
-    Class<?>[] all = inst.getAllLoadedClasses();
     List<Class<?>> todo = new ArrayList<>();
     int unmodifiable = 0;
-    for (Class<?> c : all) {
-      if (c.isArray() || c.isPrimitive() || c.isHidden()) {
-        continue;
-      }
-      String internal = c.getName().replace('.', '/');
-      if (only != null && !only.contains(internal)) {
-        continue;
-      }
-      if (!transformer.wanted(c.getClassLoader(), internal, null)) {
-        continue; // the JDK's, gmp4j's, Byte Buddy's: never instrumented at load time either
-      }
-      if (!inst.isModifiableClass(c)) {
-        unmodifiable++;
-        continue;
-      }
-      todo.add(c);
-    }
     int readBack = 0;
     Map<String, JarFile> jars = new HashMap<>();
     try {
-      for (int i = 0; i < todo.size(); i++) { // 'Class files read back'
-        Class<?> c = todo.get(i);
-        String internal = c.getName().replace('.', '/');
-        byte[] file = classFile(c, internal, jars);
-        if (file != null && transformer.leavesAlone(c.getClassLoader(), internal, file)) {
-          todo.set(i, null);
-          readBack++;
+      for (Class<?> c : inst.getAllLoadedClasses()) {
+        String internal = transformer.wantedName(c); // null: never instrumented at load either
+        if (internal == null || (only != null && !only.contains(internal))) {
+          continue;
         }
+        if (!inst.isModifiableClass(c)) {
+          unmodifiable++;
+          continue;
+        }
+        byte[] file = classFile(c, internal, jars); // 'Class files read back'
+        if (file != null && transformer.leavesAlone(c.getClassLoader(), internal, file)) {
+          readBack++;
+          continue;
+        }
+        todo.add(c);
       }
     } finally {
       for (JarFile jar : jars.values()) {
@@ -249,7 +237,6 @@ final class Retransformer implements Runnable {
         }
       }
     }
-    todo.removeIf(Objects::isNull);
     long changed0 = transformer.retransformedOnThisThread();
     List<String> failed = new ArrayList<>();
     long lastProgress = t0;
