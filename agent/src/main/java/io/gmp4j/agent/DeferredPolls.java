@@ -141,7 +141,8 @@ final class DeferredPolls implements PollInjector.Deferral {
   }
 
   /** Whether classes are still being deferred. Any thread. */
-  boolean deferring() {
+  @Override
+  public boolean deferring() {
     return deferring;
   }
 

@@ -180,8 +180,9 @@ final class BackEdges {
   /**
    * Instruction lengths by opcode for every opcode handled by the general case: 1 unless
    * listed; 0 for bytes that are no opcode (186 is invokedynamic, valid; 202 and up are not).
+   * Written only by the static initialiser; also read by {@link EarlyPolls}.
    */
-  private static final byte[] LENGTH = new byte[202];
+  static final byte[] LENGTH = new byte[202];
 
   static {
     java.util.Arrays.fill(LENGTH, (byte) 1);

@@ -299,21 +299,31 @@ public final class PollInjector {
   }
 
   /**
-   * 'Deferred polls': where a class loads, the agent may leave its polls for later. Asked only
+   * 'Deferred polls': where a class loads, the agent may leave its rewrite for later. Asked only
    * for a selected class with loops whose rewrite is not in the cache, that is, one that would
    * be rewritten now.
    */
   public interface Deferral {
     /**
-     * True to leave the class as loaded, for a retransformation to give it its polls; it is not
-     * recorded in Coverage until then. Any class-loading thread.
+     * True to load the class with its early polls only ('Early polls' in {@link EarlyPolls}),
+     * for a retransformation to give it its placed polls; it is not recorded in Coverage until
+     * then. Any class-loading thread.
      */
     boolean defer(ClassLoader loader, String internalClassName);
+
+    /**
+     * False once {@link #defer} would answer false for every class; lets the transformer skip
+     * the early patch then. Any thread.
+     */
+    default boolean deferring() {
+      return true;
+    }
   }
 
   /**
    * As {@link #transform(ClassLoader, String, byte[])}, and a class that would be rewritten is
-   * first offered to {@code deferral} (null: none); if it takes the class, this returns null.
+   * first offered to {@code deferral} (null: none); if it takes the class, this returns the
+   * class with its early polls (null if it needs none: its only loops are where no poll goes).
    */
   public byte[] transform(
       ClassLoader loader, String internalClassName, byte[] classfile, Deferral deferral) {
@@ -377,8 +387,12 @@ public final class PollInjector {
     }
     RewriteCache.Outcome o = cache == null ? null : cache.get(classfile);
     if (o == null) {
-      if (deferral != null && deferral.defer(loader, internalClassName)) {
-        return null; // 'Deferred polls' in the agent's DeferredPolls: recorded when retransformed
+      if (deferral != null && deferral.deferring()) {
+        byte[] early = EarlyPolls.patch(classfile); // null: it cannot, so the rewrite is now
+        if (early != null && deferral.defer(loader, internalClassName)) {
+          // 'Deferred polls' in the agent's DeferredPolls: recorded when retransformed
+          return early == classfile ? null : early;
+        }
       }
       o = rewrite(classfile, loops); // throws: not cached, the class stays as it was
       if (cache != null) {

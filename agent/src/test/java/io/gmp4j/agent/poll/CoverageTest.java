@@ -1,5 +1,6 @@
 package io.gmp4j.agent.poll;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -115,8 +116,8 @@ class CoverageTest {
 
   /**
    * 'Deferred polls': only a class that would be rewritten now is offered to the deferral (not
-   * one without loops, not an excluded one), a deferred class loads as it was and is not counted
-   * until it is rewritten, and one the deferral declines is rewritten as without it.
+   * one without loops, not an excluded one), a deferred class loads with its early polls and is
+   * not counted until it is rewritten, and one the deferral declines is rewritten as without it.
    */
   @Test
   void onlyAClassThatWouldBeRewrittenIsOfferedToTheDeferral() {
@@ -130,7 +131,17 @@ class CoverageTest {
           offered.add(name);
           return take[0];
         };
-    classes.forEach((name, bytes) -> assertNull(injector.transform(null, name, bytes, deferral)));
+    classes.forEach(
+        (name, bytes) -> {
+          byte[] out = injector.transform(null, name, bytes, deferral);
+          if (name.equals("com/acme/Loops")) { // 'Early polls' only: no countdown, no strip
+            assertNotNull(out);
+            assertTrue(Disassembly.method(out, "f").polls() > 0);
+            assertArrayEquals(EarlyPolls.patch(bytes), out);
+          } else {
+            assertNull(out);
+          }
+        });
     assertEquals(List.of("com/acme/Loops"), offered);
     assertEquals(0, coverage.instrumented());
     assertEquals(1, coverage.skipped(Coverage.Reason.NO_LOOPS));

@@ -1,0 +1,580 @@
+package io.gmp4j.agent.poll;
+
+import java.util.Arrays;
+import java.util.BitSet;
+
+/**
+ * The polls a class gets at load while {@code preempt.defer} holds its placed polls back: {@code
+ * INVOKESTATIC Preempt.poll()V} before every backward branch, written into the class file's bytes
+ * without ASM.
+ *
+ * <h2>Implementation overview: 'Early polls'</h2>
+ *
+ * Nearly all of what the agent adds to a framework application's start-up is {@link
+ * PollInjector}'s rewrite of the classes with loops, run by ASM and the injector while HotSpot
+ * still interprets them (issue 17). {@code preempt.defer} takes that rewrite off the start-up
+ * path and does it later by retransformation; until then the class used to load with no poll,
+ * so a G in one of its loops could not be time-sliced. This class gives such a class a poll in
+ * every loop at load, at a cost close to the fast reject's ({@link BackEdges}): one walk of each
+ * method with a backward branch to find them, one to lay out the new code, one to write it.
+ *
+ * <p>The poll is the simplest of PollInjector's forms, the one it uses where a countdown buys
+ * nothing: the call right before the branch (a {@code goto}, an {@code if*}, a {@code
+ * tableswitch} or {@code lookupswitch} with any backward case or default), run on every pass. It
+ * pushes and pops nothing, so whatever the branch has on the stack stays there, max_stack and
+ * max_locals do not change, and every existing frame stays true at its instruction. The rewrite
+ * is therefore a relocation:
+ *
+ * <ol>
+ *   <li>The constant pool gains six entries at its end (the Methodref of {@code Preempt.poll()V}
+ *       and what it names); every existing index stays.
+ *   <li>In a method with a backward branch (not {@code <clinit>}, where a poll would park a G
+ *       that holds a class initialisation, nor a bridge, as in PollInjector), each such branch is
+ *       preceded by the 3-byte call. An old offset {@code x} that starts an instruction maps to
+ *       {@code at[x]}, where the bytes inserted before it (if any) now start: a branch to a
+ *       back-edge lands on its poll, a frame declared there describes the poll, and an exception
+ *       range that ends there does not cover it. The branch itself moves to {@code at[x] + 3}.
+ *   <li>Switches are re-padded to the 4-byte alignment of their new position, so an instruction's
+ *       new length depends on where it lands; the layout is computed in one forward walk.
+ *   <li>Branch offsets, switch targets, the exception table, the StackMapTable (offset deltas,
+ *       with {@code same_frame} and {@code same_locals_1_stack_item} widened to their extended
+ *       forms where a delta passes 63, and {@code Uninitialized} offsets), LineNumberTable,
+ *       LocalVariableTable and LocalVariableTypeTable are rewritten through {@code at}.
+ * </ol>
+ *
+ * It answers null, and the caller rewrites the class through PollInjector at once, for what it
+ * does not handle: a type annotation inside code (its targets name offsets in a form not worth a
+ * second decoder), a short branch whose new offset leaves 16 bits, code past 65535 bytes, a pool
+ * with no room for six entries, and anything malformed (an offset that is no instruction start,
+ * an unknown opcode or frame type). Other attributes of Code are copied: the JVM ignores those
+ * it does not know.
+ *
+ * <p>What the early form costs until the class is retransformed: a call and a volatile read on
+ * every pass, where PollInjector puts a countdown or strip-mines the loop, so a loop that C2
+ * would vectorize runs several times slower meanwhile (agent-notes §3.2). Placement is the
+ * rewrite's job; this form only keeps every loop preemptible.
+ *
+ * <p>Go has it the other way round: its compiler puts a check in every loop from the start, and
+ * since Go 1.14 a signal preempts a loop with none. The JVM has neither, so a loop is
+ * preemptible only once a poll is in its bytecode, and this is the cheapest poll to put there.
+ *
+ * <p>Any thread; stateless.
+ */
+final class EarlyPolls {
+  private EarlyPolls() {}
+
+  private static final int INVOKESTATIC = 0xB8;
+
+  /**
+   * {@code classfile} with a poll before every backward branch of every method but {@code
+   * <clinit>} and bridges; {@code classfile} itself if there is none; null if it cannot (see
+   * 'Early polls').
+   */
+  static byte[] patch(byte[] classfile) {
+    try {
+      return new Patch(classfile).run();
+    } catch (RuntimeException cannot) { // Unpatchable, or a truncated file
+      return null;
+    }
+  }
+
+  /** Thrown inside a patch for what 'Early polls' leaves to PollInjector. */
+  private static final class Unpatchable extends RuntimeException {
+    Unpatchable(String why) {
+      super(why, null, false, false);
+    }
+  }
+
+  /** One class file's patch. Confined to the calling thread. */
+  private static final class Patch {
+    private final byte[] b;
+    private final Bytes out;
+
+    /** Offset of each constant's tag, by constant-pool index. */
+    private int[] cp;
+
+    /** Constant-pool index of the Methodref {@code Preempt.poll()V}, once appended. */
+    private int pollRef;
+
+    Patch(byte[] b) {
+      this.b = b;
+      this.out = new Bytes(b.length + 256);
+    }
+
+    byte[] run() {
+      if (u4(b, 0) != 0xCAFEBABE) {
+        throw new Unpatchable("not a class file");
+      }
+      int count = u2(b, 8);
+      if (count + 6 > 0xFFFF) {
+        throw new Unpatchable("constant pool full");
+      }
+      cp = new int[count];
+      int p = 10;
+      for (int i = 1; i < count; i++) {
+        cp[i] = p;
+        int tag = b[p] & 0xFF;
+        switch (tag) {
+          case 1 -> p += 3 + u2(b, p + 1);
+          case 3, 4, 9, 10, 11, 12, 17, 18 -> p += 5;
+          case 5, 6 -> { // Long, Double: two slots
+            p += 9;
+            i++;
+          }
+          case 7, 8, 16, 19, 20 -> p += 3;
+          case 15 -> p += 4;
+          default -> throw new Unpatchable("constant tag " + tag);
+        }
+      }
+      int poolEnd = p;
+      p += 6; // access_flags, this_class, super_class
+      p += 2 + 2 * u2(b, p); // interfaces
+      int fields = u2(b, p);
+      p += 2;
+      for (int f = 0; f < fields; f++) {
+        p = skipAttributes(p + 6);
+      }
+      out.write(b, 0, 8);
+      out.u2(count + 6);
+      out.write(b, 10, poolEnd - 10);
+      appendPoll(count);
+      out.write(b, poolEnd, p - poolEnd); // access_flags .. fields
+      int methods = u2(b, p);
+      out.u2(methods);
+      p += 2;
+      boolean changed = false;
+      for (int m = 0; m < methods; m++) {
+        boolean bridge = (u2(b, p) & 0x0040) != 0;
+        boolean clinit = utf8Is(u2(b, p + 2), "<clinit>");
+        int attributes = u2(b, p + 6);
+        out.write(b, p, 8);
+        p += 8;
+        for (int a = 0; a < attributes; a++) {
+          int len = u4(b, p + 2);
+          if (bridge || clinit || !utf8Is(u2(b, p), "Code") || !code(p)) {
+            out.write(b, p, 6 + len);
+          } else {
+            changed = true;
+          }
+          p += 6 + len;
+        }
+      }
+      if (!changed) {
+        return b;
+      }
+      out.write(b, p, b.length - p); // the class's attributes
+      return out.toByteArray();
+    }
+
+    /** Appends the constants of {@code Preempt.poll()V} at index {@code count} and on. */
+    private void appendPoll(int count) {
+      utf8(PollInjector.PREEMPT_OWNER); // count
+      out.u1(7); // Class
+      out.u2(count);
+      utf8(PollInjector.POLL_NAME); // count + 2
+      utf8("()V"); // count + 3
+      out.u1(12); // NameAndType, count + 4
+      out.u2(count + 2);
+      out.u2(count + 3);
+      out.u1(10); // Methodref, count + 5
+      out.u2(count + 1);
+      out.u2(count + 4);
+      pollRef = count + 5;
+    }
+
+    private void utf8(String ascii) {
+      out.u1(1);
+      out.u2(ascii.length());
+      for (int i = 0; i < ascii.length(); i++) {
+        out.u1(ascii.charAt(i));
+      }
+    }
+
+    /** Whether constant {@code index} is the Utf8 {@code ascii}. */
+    private boolean utf8Is(int index, String ascii) {
+      if (index <= 0 || index >= cp.length || cp[index] == 0 || b[cp[index]] != 1) {
+        return false;
+      }
+      int q = cp[index];
+      if (u2(b, q + 1) != ascii.length()) {
+        return false;
+      }
+      for (int i = 0; i < ascii.length(); i++) {
+        if (b[q + 3 + i] != ascii.charAt(i)) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    private int skipAttributes(int p) {
+      int attributes = u2(b, p);
+      p += 2;
+      for (int a = 0; a < attributes; a++) {
+        p += 6 + u4(b, p + 2);
+      }
+      return p;
+    }
+
+    /**
+     * The Code attribute at {@code p}: writes it with its polls and returns true, or returns
+     * false and writes nothing if no branch in it is backward.
+     */
+    private boolean code(int p) {
+      int start = p + 14;
+      int length = u4(b, p + 10);
+      if (length <= 0 || start + length > b.length) {
+        throw new Unpatchable("code length");
+      }
+      BitSet starts = new BitSet(length);
+      BitSet polls = new BitSet(length);
+      for (int pc = 0; pc < length; pc = next(start, pc)) { // step 2: the back-edges
+        starts.set(pc);
+        if (backward(start, pc)) {
+          polls.set(pc);
+        }
+      }
+      if (polls.isEmpty()) {
+        return false;
+      }
+      int[] at = new int[length + 1]; // step 2's map, -1 where no instruction starts
+      Arrays.fill(at, -1);
+      int pos = 0;
+      for (int pc = starts.nextSetBit(0); pc >= 0; pc = starts.nextSetBit(pc + 1)) { // step 3
+        at[pc] = pos;
+        pos += (polls.get(pc) ? 3 : 0) + newLength(start, pc, pos + (polls.get(pc) ? 3 : 0));
+      }
+      at[length] = pos;
+      if (pos > 0xFFFF) {
+        throw new Unpatchable("code past 65535 bytes");
+      }
+      int headerAt = out.size();
+      out.write(b, p, 10); // name, length (filled in below), max_stack, max_locals
+      out.u4(pos);
+      int codeAt = out.size();
+      for (int pc = starts.nextSetBit(0); pc >= 0; pc = starts.nextSetBit(pc + 1)) {
+        if (polls.get(pc)) {
+          out.u1(INVOKESTATIC);
+          out.u2(pollRef);
+        }
+        instruction(start, pc, out.size() - codeAt, at);
+      }
+      assert out.size() - codeAt == pos : "layout and code disagree";
+      int q = start + length;
+      int handlers = u2(b, q);
+      out.u2(handlers);
+      q += 2;
+      for (int h = 0; h < handlers; h++, q += 8) {
+        out.u2(map(at, u2(b, q)));
+        out.u2(map(at, u2(b, q + 2)));
+        out.u2(map(at, u2(b, q + 4)));
+        out.u2(u2(b, q + 6));
+      }
+      int attributes = u2(b, q);
+      out.u2(attributes);
+      q += 2;
+      for (int a = 0; a < attributes; a++) {
+        int name = u2(b, q);
+        int len = u4(b, q + 2);
+        if (utf8Is(name, "StackMapTable")) {
+          stackMapTable(q, at);
+        } else if (utf8Is(name, "LineNumberTable")) {
+          table(q, len, 4, at, false);
+        } else if (utf8Is(name, "LocalVariableTable") || utf8Is(name, "LocalVariableTypeTable")) {
+          table(q, len, 10, at, true);
+        } else if (utf8Is(name, "RuntimeVisibleTypeAnnotations")
+            || utf8Is(name, "RuntimeInvisibleTypeAnnotations")) {
+          throw new Unpatchable("type annotation in code");
+        } else {
+          out.write(b, q, 6 + len);
+        }
+        q += 6 + len;
+      }
+      out.setU4(headerAt + 2, out.size() - headerAt - 6);
+      return true;
+    }
+
+    /** The new offset of old offset {@code x}: where the bytes inserted before it start. */
+    private static int map(int[] at, int x) {
+      if (x < 0 || x >= at.length || at[x] < 0) {
+        throw new Unpatchable("offset " + x + " starts no instruction");
+      }
+      return at[x];
+    }
+
+    /**
+     * A LineNumberTable ({@code entry} 4: start_pc, line_number) or a LocalVariable(Type)Table
+     * ({@code entry} 10: start_pc, length, and three u2 copied; {@code ranged}).
+     */
+    private void table(int q, int len, int entry, int[] at, boolean ranged) {
+      out.write(b, q, 6);
+      int n = u2(b, q + 6);
+      out.u2(n);
+      for (int i = 0, e = q + 8; i < n; i++, e += entry) {
+        int from = u2(b, e);
+        int to = map(at, from);
+        out.u2(to);
+        if (ranged) {
+          out.u2(map(at, from + u2(b, e + 2)) - to);
+          out.write(b, e + 4, 6);
+        } else {
+          out.write(b, e + 2, 2);
+        }
+      }
+      if (2 + n * entry != len) {
+        throw new Unpatchable("table length");
+      }
+    }
+
+    /** The StackMapTable attribute at {@code q}, each frame at its mapped offset. */
+    private void stackMapTable(int q, int[] at) {
+      int headerAt = out.size();
+      out.write(b, q, 6);
+      int n = u2(b, q + 6);
+      out.u2(n);
+      int e = q + 8;
+      int old = -1;
+      int now = -1;
+      for (int i = 0; i < n; i++) {
+        int type = b[e] & 0xFF;
+        int delta;
+        if (type < 128) {
+          delta = type & 63;
+          e++;
+        } else if (type < 247) {
+          throw new Unpatchable("frame type " + type);
+        } else {
+          delta = u2(b, e + 1);
+          e += 3;
+        }
+        old += delta + 1;
+        int offset = map(at, old);
+        int d = offset - now - 1;
+        now = offset;
+        if (type < 64 || type == 251) { // same_frame, same_frame_extended
+          if (d < 64) {
+            out.u1(d);
+          } else {
+            out.u1(251);
+            out.u2(d);
+          }
+        } else if (type < 128 || type == 247) { // same_locals_1_stack_item (extended)
+          if (d < 64) {
+            out.u1(64 + d);
+          } else {
+            out.u1(247);
+            out.u2(d);
+          }
+          e = verificationType(e, at);
+        } else if (type < 251) { // chop_frame
+          out.u1(type);
+          out.u2(d);
+        } else if (type < 255) { // append_frame
+          out.u1(type);
+          out.u2(d);
+          for (int k = 0; k < type - 251; k++) {
+            e = verificationType(e, at);
+          }
+        } else { // full_frame
+          out.u1(type);
+          out.u2(d);
+          for (int part = 0; part < 2; part++) { // locals, then stack
+            int k = u2(b, e);
+            out.u2(k);
+            e += 2;
+            for (; k > 0; k--) {
+              e = verificationType(e, at);
+            }
+          }
+        }
+      }
+      if (e != q + 6 + u4(b, q + 2)) {
+        throw new Unpatchable("StackMapTable length");
+      }
+      out.setU4(headerAt + 2, out.size() - headerAt - 6);
+    }
+
+    /** Copies the verification_type_info at {@code e}; returns the offset after it. */
+    private int verificationType(int e, int[] at) {
+      int tag = b[e] & 0xFF;
+      out.u1(tag);
+      if (tag == 7) { // Object: a constant-pool index
+        out.u2(u2(b, e + 1));
+        return e + 3;
+      }
+      if (tag == 8) { // Uninitialized: the offset of its NEW, which gets no poll
+        out.u2(map(at, u2(b, e + 1)));
+        return e + 3;
+      }
+      if (tag > 8) {
+        throw new Unpatchable("verification type " + tag);
+      }
+      return e + 1;
+    }
+
+    /** Whether the instruction at {@code pc} branches backward, by BackEdges' rule. */
+    private boolean backward(int start, int pc) {
+      int i = start + pc;
+      int op = b[i] & 0xFF;
+      if ((op >= 153 && op <= 167) || op == 198 || op == 199) { // if*, goto, ifnull, ifnonnull
+        return (short) u2(b, i + 1) <= 0;
+      }
+      if (op == 200) { // goto_w
+        return u4(b, i + 1) <= 0;
+      }
+      if (op == 170 || op == 171) {
+        int q = start + ((pc + 4) & ~3);
+        if (u4(b, q) <= 0) {
+          return true;
+        }
+        int n = op == 170 ? u4(b, q + 8) - u4(b, q + 4) + 1 : u4(b, q + 4);
+        for (int k = 0; k < n; k++) {
+          if (u4(b, op == 170 ? q + 12 + 4 * k : q + 12 + 8 * k) <= 0) {
+            return true;
+          }
+        }
+      }
+      return false;
+    }
+
+    /** The old offset of the instruction after the one at {@code pc}. */
+    private int next(int start, int pc) {
+      int i = start + pc;
+      int op = b[i] & 0xFF;
+      if (op == 170 || op == 171) {
+        int q = (pc + 4) & ~3;
+        return op == 170
+            ? q + 12 + 4 * (u4(b, start + q + 8) - u4(b, start + q + 4) + 1)
+            : q + 8 + 8 * u4(b, start + q + 4);
+      }
+      if ((op >= 153 && op <= 168) || op == 198 || op == 199) { // if*, goto, jsr, ifnull..
+        return pc + 3;
+      }
+      if (op == 200 || op == 201) { // goto_w, jsr_w
+        return pc + 5;
+      }
+      if (op == 196) { // wide: iinc has a 2-byte constant too
+        return pc + ((b[i + 1] & 0xFF) == 132 ? 6 : 4);
+      }
+      int len = op < BackEdges.LENGTH.length ? BackEdges.LENGTH[op] : 0;
+      if (len == 0) {
+        throw new Unpatchable("opcode " + op);
+      }
+      return pc + len;
+    }
+
+    /** The length of the instruction at old {@code pc} once it starts at new offset {@code to}. */
+    private int newLength(int start, int pc, int to) {
+      int op = b[start + pc] & 0xFF;
+      int len = next(start, pc) - pc;
+      if (op == 170 || op == 171) {
+        return len - (((pc + 4) & ~3) - pc) + (((to + 4) & ~3) - to); // the padding moves
+      }
+      return len;
+    }
+
+    /** Writes the instruction at old {@code pc}, which now starts at {@code to}. */
+    private void instruction(int start, int pc, int to, int[] at) {
+      int i = start + pc;
+      int op = b[i] & 0xFF;
+      if ((op >= 153 && op <= 168) || op == 198 || op == 199) { // if*, goto, jsr, ifnull..
+        int d = map(at, pc + (short) u2(b, i + 1)) - to;
+        if (d != (short) d) {
+          throw new Unpatchable("branch past 16 bits");
+        }
+        out.u1(op);
+        out.u2(d);
+      } else if (op == 200 || op == 201) { // goto_w, jsr_w
+        out.u1(op);
+        out.u4(map(at, pc + u4(b, i + 1)) - to);
+      } else if (op == 170 || op == 171) {
+        out.u1(op);
+        for (int k = to + 1; (k & 3) != 0; k++) {
+          out.u1(0);
+        }
+        int q = start + ((pc + 4) & ~3);
+        out.u4(map(at, pc + u4(b, q)) - to); // default
+        if (op == 170) {
+          int low = u4(b, q + 4);
+          int high = u4(b, q + 8);
+          out.u4(low);
+          out.u4(high);
+          for (int k = 0; k < high - low + 1; k++) {
+            out.u4(map(at, pc + u4(b, q + 12 + 4 * k)) - to);
+          }
+        } else {
+          int pairs = u4(b, q + 4);
+          out.u4(pairs);
+          for (int k = 0; k < pairs; k++) {
+            out.u4(u4(b, q + 8 + 8 * k)); // match
+            out.u4(map(at, pc + u4(b, q + 12 + 8 * k)) - to);
+          }
+        }
+      } else {
+        out.write(b, i, next(start, pc) - pc);
+      }
+    }
+  }
+
+  /** A growing byte array, big-endian. Confined to one thread. */
+  private static final class Bytes {
+    private byte[] a;
+    private int n;
+
+    Bytes(int capacity) {
+      a = new byte[capacity];
+    }
+
+    int size() {
+      return n;
+    }
+
+    private void room(int more) {
+      if (n + more > a.length) {
+        a = Arrays.copyOf(a, Math.max(a.length * 2, n + more));
+      }
+    }
+
+    void u1(int v) {
+      room(1);
+      a[n++] = (byte) v;
+    }
+
+    void u2(int v) {
+      room(2);
+      a[n++] = (byte) (v >>> 8);
+      a[n++] = (byte) v;
+    }
+
+    void u4(int v) {
+      room(4);
+      setU4(n, v);
+      n += 4;
+    }
+
+    void setU4(int at, int v) {
+      a[at] = (byte) (v >>> 24);
+      a[at + 1] = (byte) (v >>> 16);
+      a[at + 2] = (byte) (v >>> 8);
+      a[at + 3] = (byte) v;
+    }
+
+    void write(byte[] from, int offset, int length) {
+      room(length);
+      System.arraycopy(from, offset, a, n, length);
+      n += length;
+    }
+
+    byte[] toByteArray() {
+      return Arrays.copyOf(a, n);
+    }
+  }
+
+  private static int u2(byte[] b, int p) {
+    return ((b[p] & 0xFF) << 8) | (b[p + 1] & 0xFF);
+  }
+
+  private static int u4(byte[] b, int p) {
+    return (b[p] << 24) | ((b[p + 1] & 0xFF) << 16) | ((b[p + 2] & 0xFF) << 8) | (b[p + 3] & 0xFF);
+  }
+}

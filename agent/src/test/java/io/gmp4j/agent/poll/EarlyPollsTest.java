@@ -1,0 +1,255 @@
+package io.gmp4j.agent.poll;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gmp4j.agent.poll.Disassembly.Insn;
+import io.gmp4j.agent.poll.Disassembly.Method;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.Label;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * 'Early polls': a poll right before every backward branch, and nothing else changed; the classes
+ * verify and compute the same; what the patch does not handle is left to the rewrite.
+ */
+class EarlyPollsTest {
+  @BeforeAll
+  static void compile() {
+    if (PollInjectorTest.original == null) {
+      PollInjectorTest.compile(); // the injector's test shapes and kernels
+    }
+  }
+
+  /**
+   * Every class of three real jars (ECJ: compiler code, large switches, the Scanner whose
+   * rewrite once failed verification; jackson-databind; commons-math3, Java 5 class files
+   * without frames) and of the injector's own test shapes: in every method but {@code <clinit>}
+   * and bridges, each backward branch, and nothing else, is preceded by a poll; each class
+   * links, so HotSpot's verifier checks every patched method against its relocated frames.
+   */
+  @Test
+  void everyBackwardBranchOfRealJarsGetsAPollAndVerifies() throws Exception {
+    ClassLoader here = EarlyPollsTest.class.getClassLoader();
+    List<Map<String, byte[]>> jars =
+        List.of(
+            TestClasses.jarOf(here, "org/eclipse/jdt/internal/compiler/parser/Scanner"),
+            TestClasses.jarOf(here, "com/fasterxml/jackson/databind/ObjectMapper"),
+            TestClasses.jarOf(here, "org/apache/commons/math3/linear/Array2DRowRealMatrix"),
+            PollInjectorTest.original);
+    int patched = 0;
+    int polls = 0;
+    int linked = 0;
+    List<String> declined = new ArrayList<>();
+    for (Map<String, byte[]> jar : jars) {
+      Map<String, byte[]> out = new HashMap<>(jar);
+      for (Map.Entry<String, byte[]> e : jar.entrySet()) {
+        byte[] p = EarlyPolls.patch(e.getValue());
+        if (p == null) {
+          declined.add(e.getKey());
+        } else if (p != e.getValue()) {
+          patched++;
+          polls += assertPollsBeforeBackwardBranchesOnly(e.getKey(), e.getValue(), p);
+          out.put(e.getKey(), p);
+        } else {
+          assertTrue(noPollableBackEdge(e.getValue()), e.getKey() + ": unchanged");
+        }
+      }
+      ClassLoader loader = new TestClasses.Loader(out);
+      for (String name : out.keySet()) {
+        if (out.get(name) != jar.get(name)) {
+          linked += link(loader, name.replace('/', '.')) ? 1 : 0;
+        }
+      }
+    }
+    System.out.printf(
+        "early polls: %d classes patched, %d polls, %d linked to the end, declined %s%n",
+        patched, polls, linked, declined);
+    assertTrue(patched > 900, "patched " + patched);
+    assertTrue(linked * 10 > patched * 9, "linked " + linked);
+    assertTrue(declined.size() * 100 < patched, "declined " + declined);
+  }
+
+  /**
+   * The patched shapes and kernels compute what the originals compute, switches re-padded and
+   * frames moved included.
+   */
+  @Test
+  void patchedClassesComputeTheSame() throws Exception {
+    Map<String, byte[]> patched = new HashMap<>();
+    PollInjectorTest.original.forEach((n, b) -> patched.put(n, EarlyPolls.patch(b)));
+    ClassLoader before = new TestClasses.Loader(PollInjectorTest.original);
+    ClassLoader after = new TestClasses.Loader(patched);
+    Object[][] calls = {
+      {"app.Shapes", "whileLoop", 1000},
+      {"app.Shapes", "doWhile", 7},
+      {"app.Shapes", "forBreakContinue", new int[] {1, -2, 3, -4, 5, 600, 7}, 500},
+      {"app.Shapes", "labeledContinue", 300},
+      {"app.Shapes", "enhancedArray", new long[] {1, 2, 3, Long.MAX_VALUE}},
+      {"app.Shapes", "enhancedIterable", List.of(1, 2, 3, 4)},
+      {"app.Shapes", "stateMachine", 5000},
+      {"app.Shapes", "listWalk", 3000},
+      {"app.Shapes", "lambdaLoop", 4000},
+      {"app.Kernels", "arraySum", (Object) new int[] {3, 1, 4, 1, 5, 9, 2, 6}},
+      {"app.Kernels", "whileCounted", 10_000},
+      {"app.Kernels", "early", 777},
+      {"app.Kernels", "merged", true, 99},
+    };
+    for (Object[] c : calls) {
+      Object[] args = java.util.Arrays.copyOfRange(c, 2, c.length);
+      Object want = PollInjectorTest.call(before, (String) c[0], (String) c[1], args);
+      Object got = PollInjectorTest.call(after, (String) c[0], (String) c[1], args);
+      assertTrue(Objects.deepEquals(want, got), c[1] + ": " + want + " != " + got);
+    }
+  }
+
+  /** A class without loops, or with a loop only in {@code <clinit>}, comes back as it was. */
+  @Test
+  void classWithoutPollableLoopsIsReturnedAsItIs() {
+    Map<String, byte[]> c =
+        TestClasses.compile(
+            Map.of(
+                "app.Flat",
+                "package app; public class Flat { static int f(int a) { return a + 1; } }",
+                "app.Init",
+                "package app; public class Init { static int s;"
+                    + " static { for (int i = 0; i < 10; i++) s += i; } }"));
+    for (byte[] b : c.values()) {
+      assertSame(b, EarlyPolls.patch(b));
+    }
+  }
+
+  /**
+   * Left to the rewrite (null): a short branch pushed past 16 bits by its own poll, a type
+   * annotation inside code, and bytes that are no class file.
+   */
+  @Test
+  void whatThePatchCannotDoIsLeftToTheRewrite() {
+    assertNull(EarlyPolls.patch(longBackwardGoto(32_766)));
+    assertNotNull(EarlyPolls.patch(longBackwardGoto(32_760))); // 3 bytes of room: patched
+    Map<String, byte[]> annotated =
+        TestClasses.compile(
+            Map.of(
+                "app.Annotated",
+                "package app; import java.lang.annotation.*;\n"
+                    + "public class Annotated { @Target(ElementType.TYPE_USE) @interface N {}\n"
+                    + "  static int f(int n) { @N Object o = n; int s = 0;\n"
+                    + "    while (s < n) { s += ((@N Integer) o) > 0 ? 2 : 1; } return s; } }"));
+    assertNull(EarlyPolls.patch(annotated.get("app/Annotated")));
+    assertNull(EarlyPolls.patch(new byte[] {1, 2, 3}));
+    byte[] truncated = PollInjectorTest.original.get("app/Shapes");
+    assertNull(EarlyPolls.patch(java.util.Arrays.copyOf(truncated, truncated.length / 2)));
+  }
+
+  /**
+   * A Java 5 class ({@code V1_5}, no frames) whose one method is {@code gap} NOPs, then a {@code
+   * GOTO} back to the first, then {@code RETURN}.
+   */
+  private static byte[] longBackwardGoto(int gap) {
+    ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
+    cw.visit(Opcodes.V1_5, Opcodes.ACC_PUBLIC, "app/Long", null, "java/lang/Object", null);
+    MethodVisitor mv =
+        cw.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, "spin", "()V", null, null);
+    mv.visitCode();
+    Label top = new Label();
+    mv.visitLabel(top);
+    for (int i = 0; i < gap; i++) {
+      mv.visitInsn(Opcodes.NOP);
+    }
+    mv.visitJumpInsn(Opcodes.GOTO, top);
+    mv.visitInsn(Opcodes.RETURN);
+    mv.visitMaxs(0, 0);
+    mv.visitEnd();
+    cw.visitEnd();
+    byte[] b = cw.toByteArray();
+    assertEquals(Opcodes.GOTO, Disassembly.method(b, "spin").insns().get(gap).op(), "short goto");
+    return b;
+  }
+
+  /**
+   * Checks that {@code patched} is {@code original} with a poll right before each backward
+   * branch of every method but {@code <clinit>} and bridges; returns the number of polls.
+   */
+  private static int assertPollsBeforeBackwardBranchesOnly(
+      String name, byte[] original, byte[] patched) {
+    new ClassReader(patched).accept(new net.bytebuddy.jar.asm.ClassVisitor(Opcodes.ASM9) {}, 0);
+    Map<String, Method> before = Disassembly.methods(original);
+    Map<String, Method> after = Disassembly.methods(patched);
+    assertEquals(before.keySet(), after.keySet(), name);
+    int polls = 0;
+    for (Method m : before.values()) {
+      List<Insn> was = m.insns();
+      List<Insn> now = after.get(m.name() + m.desc()).insns();
+      boolean skipped =
+          m.name().equals("<clinit>") || bridges(original).contains(m.name() + m.desc());
+      int k = 0;
+      for (int i = 0; i < was.size(); i++, k++) {
+        if (!skipped && m.backwardBranches().contains(i)) {
+          assertTrue(now.get(k).isPoll(), name + "." + m.name() + " at " + i);
+          k++;
+          polls++;
+        }
+        assertEquals(was.get(i).op(), now.get(k).op(), name + "." + m.name() + " at " + i);
+      }
+      assertEquals(now.size(), k, name + "." + m.name() + ": extra instructions");
+    }
+    return polls;
+  }
+
+  private static List<String> bridges(byte[] classfile) {
+    List<String> out = new ArrayList<>();
+    new ClassReader(classfile)
+        .accept(
+            new net.bytebuddy.jar.asm.ClassVisitor(Opcodes.ASM9) {
+              @Override
+              public MethodVisitor visitMethod(
+                  int access, String name, String desc, String sig, String[] ex) {
+                if ((access & Opcodes.ACC_BRIDGE) != 0) {
+                  out.add(name + desc);
+                }
+                return null;
+              }
+            },
+            ClassReader.SKIP_CODE);
+    return out;
+  }
+
+  private static boolean noPollableBackEdge(byte[] classfile) {
+    List<String> bridges = bridges(classfile);
+    return Disassembly.methods(classfile).values().stream()
+        .filter(m -> !m.name().equals("<clinit>") && !bridges.contains(m.name() + m.desc()))
+        .allMatch(m -> m.backwardBranches().isEmpty());
+  }
+
+  /**
+   * Loads and links {@code name}, so the verifier checks every method, without initialising it.
+   * False if a missing optional dependency of the jar (a superclass, or a type the verifier or
+   * reflection loads) ended it with NoClassDefFoundError, as it would without the patch; a
+   * VerifyError goes through.
+   */
+  private static boolean link(ClassLoader loader, String name) throws ClassNotFoundException {
+    try {
+      Class<?> c = Class.forName(name, false, loader);
+      if (c.isInterface()) {
+        c.getDeclaredFields();
+      } else {
+        c.getDeclaredConstructors();
+      }
+      return true;
+    } catch (NoClassDefFoundError optionalDependencyMissing) {
+      return false; // not verified to the end; RealJarsIT compares such classes with and without
+    }
+  }
+}
