@@ -73,8 +73,15 @@ public final class Preempt {
    * Requests not yet consumed or cancelled. Incremented by sysmon with each request, decremented
    * by whoever clears one (atomic adds through PENDING); read by every poll (a volatile read of the
    * field itself, never through PENDING: see 'Rejected' above).
+   *
+   * <p>Public, and written by nothing outside this class: the early polls that the agent puts in
+   * a class while its rewrite is deferred ('Early polls' in the agent's EarlyPolls) read it inline
+   * at each loop head, {@code GETSTATIC pending; IFEQ}, and call {@link #poll} only when it is not
+   * zero, because the interpreter's call per pass was what the early form cost a cold start. Code
+   * that wrote it would only make polls look further or later: a G's own request is in the G,
+   * and the hog hand-off covers a G whose polls miss it.
    */
-  private static volatile int pending;
+  public static volatile int pending;
 
   private Preempt() {}
 

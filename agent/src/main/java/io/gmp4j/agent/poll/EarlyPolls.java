@@ -64,6 +64,23 @@ final class EarlyPolls {
   private EarlyPolls() {}
 
   private static final int INVOKESTATIC = 0xB8;
+  private static final int GETSTATIC = 0xB2;
+  private static final int IFEQ = 0x99;
+
+  /** The loop-head check: {@code GETSTATIC pending; IFEQ +6; INVOKESTATIC poll}. */
+  static final int HEAD = 9;
+
+  /** The poll before a branch: {@code INVOKESTATIC poll}. */
+  static final int CALL = 3;
+
+  /** What no frame, in {@code Patch.frames}: no frame declared at that offset. */
+  private static final int NO_FRAME = 0;
+
+  /** A frame with an empty stack, in {@code Patch.frames}. */
+  private static final int EMPTY_STACK = -1;
+
+  /** A frame with two or more stack items, in {@code Patch.frames}. */
+  private static final int DEEP_STACK = -2;
 
   /**
    * {@code classfile} with a poll before every backward branch of every method but {@code
@@ -96,6 +113,12 @@ final class EarlyPolls {
     /** Constant-pool index of the Methodref {@code Preempt.poll()V}, once appended. */
     private int pollRef;
 
+    /** Constant-pool index of the Fieldref {@code Preempt.pending I}, once appended. */
+    private int pendingRef;
+
+    /** Whether the class verifies by type checking: major version 50 and up ('Old class files'). */
+    private boolean framed;
+
     Patch(byte[] b) {
       this.b = b;
       this.out = new Bytes(b.length + 256);
@@ -105,8 +128,9 @@ final class EarlyPolls {
       if (u4(b, 0) != 0xCAFEBABE) {
         throw new Unpatchable("not a class file");
       }
+      framed = u2(b, 6) >= 50;
       int count = u2(b, 8);
-      if (count + 6 > 0xFFFF) {
+      if (count + 10 > 0xFFFF) {
         throw new Unpatchable("constant pool full");
       }
       cp = new int[count];
@@ -135,7 +159,7 @@ final class EarlyPolls {
         p = skipAttributes(p + 6);
       }
       out.write(b, 0, 8);
-      out.u2(count + 6);
+      out.u2(count + 10);
       out.write(b, 10, poolEnd - 10);
       appendPoll(count);
       out.write(b, poolEnd, p - poolEnd); // access_flags .. fields
@@ -166,7 +190,10 @@ final class EarlyPolls {
       return out.toByteArray();
     }
 
-    /** Appends the constants of {@code Preempt.poll()V} at index {@code count} and on. */
+    /**
+     * Appends the constants of {@code Preempt.poll()V} and {@code Preempt.pending I} at index
+     * {@code count} and on.
+     */
     private void appendPoll(int count) {
       utf8(PollInjector.PREEMPT_OWNER); // count
       out.u1(7); // Class
@@ -180,6 +207,15 @@ final class EarlyPolls {
       out.u2(count + 1);
       out.u2(count + 4);
       pollRef = count + 5;
+      utf8(PollInjector.PENDING_NAME); // count + 6
+      utf8("I"); // count + 7
+      out.u1(12); // NameAndType, count + 8
+      out.u2(count + 6);
+      out.u2(count + 7);
+      out.u1(9); // Fieldref, count + 9
+      out.u2(count + 1);
+      out.u2(count + 8);
+      pendingRef = count + 9;
     }
 
     private void utf8(String ascii) {
@@ -227,33 +263,62 @@ final class EarlyPolls {
         throw new Unpatchable("code length");
       }
       BitSet starts = new BitSet(length);
-      BitSet polls = new BitSet(length);
-      for (int pc = 0; pc < length; pc = next(start, pc)) { // step 2: the back-edges
+      BitSet edges = new BitSet(length); // the backward branches
+      BitSet targets = new BitSet(length); // their backward targets
+      for (int pc = 0; pc < length; pc = next(start, pc)) { // step 2
         starts.set(pc);
-        if (backward(start, pc)) {
-          polls.set(pc);
+        if (backwardTargets(start, pc, targets)) {
+          edges.set(pc);
         }
       }
-      if (polls.isEmpty()) {
+      if (edges.isEmpty()) {
         return false;
+      }
+      int attributesAt = start + length + 2 + 8 * u2(b, start + length);
+      int[] frames = framed ? frames(attributesAt, length) : null;
+      BitSet heads = new BitSet(length); // step 2: the loop heads that get the check
+      for (int t = targets.nextSetBit(0); t >= 0; t = targets.nextSetBit(t + 1)) {
+        if (!framed || (frames != null && frames[t] != NO_FRAME && frames[t] != DEEP_STACK)) {
+          heads.set(t);
+        }
+      }
+      BitSet calls = new BitSet(length); // step 2: the branches polled where they are
+      BitSet mine = new BitSet(length);
+      for (int pc = edges.nextSetBit(0); pc >= 0; pc = edges.nextSetBit(pc + 1)) {
+        mine.clear();
+        backwardTargets(start, pc, mine);
+        mine.andNot(heads);
+        if (!mine.isEmpty()) {
+          calls.set(pc);
+        }
       }
       int[] at = new int[length + 1]; // step 2's map, -1 where no instruction starts
       Arrays.fill(at, -1);
       int pos = 0;
       for (int pc = starts.nextSetBit(0); pc >= 0; pc = starts.nextSetBit(pc + 1)) { // step 3
         at[pc] = pos;
-        pos += (polls.get(pc) ? 3 : 0) + newLength(start, pc, pos + (polls.get(pc) ? 3 : 0));
+        pos += (heads.get(pc) ? HEAD : 0) + (calls.get(pc) ? CALL : 0);
+        pos += newLength(start, pc, pos);
       }
       at[length] = pos;
       if (pos > 0xFFFF) {
         throw new Unpatchable("code past 65535 bytes");
       }
       int headerAt = out.size();
-      out.write(b, p, 10); // name, length (filled in below), max_stack, max_locals
+      out.write(b, p, 6); // name, length (filled in below)
+      // max_stack: a head's GETSTATIC pushes one int on what the loop keeps on the stack
+      out.u2(Math.min(0xFFFF, u2(b, p + 6) + (heads.isEmpty() ? 0 : 1)));
+      out.write(b, p + 8, 2); // max_locals
       out.u4(pos);
       int codeAt = out.size();
       for (int pc = starts.nextSetBit(0); pc >= 0; pc = starts.nextSetBit(pc + 1)) {
-        if (polls.get(pc)) {
+        if (heads.get(pc)) {
+          out.u1(GETSTATIC);
+          out.u2(pendingRef);
+          out.u1(IFEQ);
+          out.u2(HEAD - CALL); // past the call
+        }
+        if (heads.get(pc) || calls.get(pc)) {
           out.u1(INVOKESTATIC);
           out.u2(pollRef);
         }
@@ -270,6 +335,7 @@ final class EarlyPolls {
         out.u2(map(at, u2(b, q + 4)));
         out.u2(u2(b, q + 6));
       }
+      assert q == attributesAt;
       int attributes = u2(b, q);
       out.u2(attributes);
       q += 2;
@@ -277,7 +343,7 @@ final class EarlyPolls {
         int name = u2(b, q);
         int len = u4(b, q + 2);
         if (utf8Is(name, "StackMapTable")) {
-          stackMapTable(q, at);
+          stackMapTable(q, at, framed ? heads : new BitSet(), frames);
         } else if (utf8Is(name, "LineNumberTable")) {
           table(q, len, 4, at, false);
         } else if (utf8Is(name, "LocalVariableTable") || utf8Is(name, "LocalVariableTypeTable")) {
@@ -292,6 +358,70 @@ final class EarlyPolls {
       }
       out.setU4(headerAt + 2, out.size() - headerAt - 6);
       return true;
+    }
+
+    /**
+     * The frames the StackMapTable among the Code attributes at {@code q} declares, by old
+     * offset: {@link #NO_FRAME}, {@link #EMPTY_STACK}, {@link #DEEP_STACK}, or for a frame with
+     * one stack item the position of its verification_type_info in the class file. Null if there
+     * is no StackMapTable (then no backward target has a frame).
+     */
+    private int[] frames(int q, int length) {
+      int attributes = u2(b, q);
+      q += 2;
+      for (int a = 0; a < attributes; a++, q += 6 + u4(b, q + 2)) {
+        if (!utf8Is(u2(b, q), "StackMapTable")) {
+          continue;
+        }
+        int[] frames = new int[length];
+        int n = u2(b, q + 6);
+        int e = q + 8;
+        int offset = -1;
+        for (int i = 0; i < n; i++) {
+          int type = b[e] & 0xFF;
+          int delta = type < 128 ? type & 63 : u2(b, e + 1);
+          offset += delta + 1;
+          if (offset >= length) {
+            throw new Unpatchable("frame past the code");
+          }
+          if (type < 64 || (type >= 248 && type <= 251)) { // same, chop, same_frame_extended
+            frames[offset] = EMPTY_STACK;
+            e += type < 64 ? 1 : 3;
+          } else if (type < 128 || type == 247) { // same_locals_1_stack_item (extended)
+            e += type < 128 ? 1 : 3;
+            frames[offset] = e;
+            e = skipVerificationType(e);
+          } else if (type >= 252 && type <= 254) { // append
+            e += 3;
+            for (int k = 0; k < type - 251; k++) {
+              e = skipVerificationType(e);
+            }
+            frames[offset] = EMPTY_STACK;
+          } else if (type == 255) { // full_frame
+            e += 3;
+            int locals = u2(b, e);
+            e += 2;
+            for (int k = 0; k < locals; k++) {
+              e = skipVerificationType(e);
+            }
+            int stack = u2(b, e);
+            e += 2;
+            frames[offset] = stack == 0 ? EMPTY_STACK : stack == 1 ? e : DEEP_STACK;
+            for (int k = 0; k < stack; k++) {
+              e = skipVerificationType(e);
+            }
+          } else {
+            throw new Unpatchable("frame type " + type);
+          }
+        }
+        return frames;
+      }
+      return null;
+    }
+
+    private int skipVerificationType(int e) {
+      int tag = b[e] & 0xFF;
+      return tag == 7 || tag == 8 ? e + 3 : e + 1;
     }
 
     /** The new offset of old offset {@code x}: where the bytes inserted before it start. */
@@ -326,12 +456,16 @@ final class EarlyPolls {
       }
     }
 
-    /** The StackMapTable attribute at {@code q}, each frame at its mapped offset. */
-    private void stackMapTable(int q, int[] at) {
+    /**
+     * The StackMapTable attribute at {@code q}, each frame at its mapped offset, and after the
+     * frame of each of {@code heads} the frame where its check's {@code IFEQ} lands: the same
+     * frame (step 2), so the frame after it, which is declared relative to it, stays true.
+     */
+    private void stackMapTable(int q, int[] at, BitSet heads, int[] frames) {
       int headerAt = out.size();
       out.write(b, q, 6);
       int n = u2(b, q + 6);
-      out.u2(n);
+      out.u2(n + heads.cardinality());
       int e = q + 8;
       int old = -1;
       int now = -1;
@@ -387,6 +521,15 @@ final class EarlyPolls {
             }
           }
         }
+        if (heads.get(old)) { // past the check: HEAD - 1 after the frame just written
+          if (frames[old] == EMPTY_STACK) {
+            out.u1(HEAD - 1); // same_frame
+          } else {
+            out.u1(64 + HEAD - 1); // same_locals_1_stack_item
+            verificationType(frames[old], at);
+          }
+          now += HEAD;
+        }
       }
       if (e != q + 6 + u4(b, q + 2)) {
         throw new Unpatchable("StackMapTable length");
@@ -412,29 +555,41 @@ final class EarlyPolls {
       return e + 1;
     }
 
-    /** Whether the instruction at {@code pc} branches backward, by BackEdges' rule. */
-    private boolean backward(int start, int pc) {
+    /**
+     * Whether the instruction at {@code pc} branches backward, by BackEdges' rule; adds its
+     * backward targets to {@code targets}.
+     */
+    private boolean backwardTargets(int start, int pc, BitSet targets) {
       int i = start + pc;
       int op = b[i] & 0xFF;
+      int edges = targets.cardinality();
+      boolean backward = false;
       if ((op >= 153 && op <= 167) || op == 198 || op == 199) { // if*, goto, ifnull, ifnonnull
-        return (short) u2(b, i + 1) <= 0;
-      }
-      if (op == 200) { // goto_w
-        return u4(b, i + 1) <= 0;
-      }
-      if (op == 170 || op == 171) {
+        backward = backward(pc, (short) u2(b, i + 1), targets);
+      } else if (op == 200) { // goto_w
+        backward = backward(pc, u4(b, i + 1), targets);
+      } else if (op == 170 || op == 171) {
         int q = start + ((pc + 4) & ~3);
-        if (u4(b, q) <= 0) {
-          return true;
-        }
+        backward = backward(pc, u4(b, q), targets);
         int n = op == 170 ? u4(b, q + 8) - u4(b, q + 4) + 1 : u4(b, q + 4);
         for (int k = 0; k < n; k++) {
-          if (u4(b, op == 170 ? q + 12 + 4 * k : q + 12 + 8 * k) <= 0) {
-            return true;
-          }
+          backward |= backward(pc, u4(b, op == 170 ? q + 12 + 4 * k : q + 12 + 8 * k), targets);
         }
       }
-      return false;
+      assert backward || targets.cardinality() == edges;
+      return backward;
+    }
+
+    /** Whether {@code offset} from {@code pc} goes backward; if so, adds the target. */
+    private static boolean backward(int pc, int offset, BitSet targets) {
+      if (offset > 0) {
+        return false;
+      }
+      if (pc + offset < 0) {
+        throw new Unpatchable("branch before the code");
+      }
+      targets.set(pc + offset);
+      return true;
     }
 
     /** The old offset of the instruction after the one at {@code pc}. */

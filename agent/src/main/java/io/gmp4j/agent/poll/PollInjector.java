@@ -160,6 +160,9 @@ public final class PollInjector {
   static final String POLL_NAME = "poll";
   static final String POLL_DESC = "()V";
 
+  /** The field the poll reads, read inline by the loop-head check of 'Early polls'. */
+  static final String PENDING_NAME = "pending";
+
   /**
    * Internal-name prefixes never instrumented, whatever the patterns say. Preempting a G inside the
    * JDK, the scheduler, the agent or Byte Buddy can leave a carrier-side lock or queue half-updated

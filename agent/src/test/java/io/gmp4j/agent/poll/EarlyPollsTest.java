@@ -22,8 +22,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * 'Early polls': a poll right before every backward branch, and nothing else changed; the classes
- * verify and compute the same; what the patch does not handle is left to the rewrite.
+ * 'Early polls': every loop polled, at its head or right before its backward branch, and nothing
+ * else changed; the classes verify and compute the same; what the patch does not handle is left
+ * to the rewrite.
  */
 class EarlyPollsTest {
   @BeforeAll
@@ -37,8 +38,8 @@ class EarlyPollsTest {
    * Every class of three real jars (ECJ: compiler code, large switches, the Scanner whose
    * rewrite once failed verification; jackson-databind; commons-math3, Java 5 class files
    * without frames) and of the injector's own test shapes: in every method but {@code <clinit>}
-   * and bridges, each backward branch, and nothing else, is preceded by a poll; each class
-   * links, so HotSpot's verifier checks every patched method against its relocated frames.
+   * and bridges, every loop is polled and nothing else changes; each class links, so HotSpot's
+   * verifier checks every patched method against its relocated and added frames.
    */
   @Test
   void everyBackwardBranchOfRealJarsGetsAPollAndVerifies() throws Exception {
@@ -61,7 +62,7 @@ class EarlyPollsTest {
           declined.add(e.getKey());
         } else if (p != e.getValue()) {
           patched++;
-          polls += assertPollsBeforeBackwardBranchesOnly(e.getKey(), e.getValue(), p);
+          polls += assertEveryLoopPolledAndNothingElse(e.getKey(), e.getValue(), p);
           out.put(e.getKey(), p);
         } else {
           assertTrue(noPollableBackEdge(e.getValue()), e.getKey() + ": unchanged");
@@ -75,8 +76,9 @@ class EarlyPollsTest {
       }
     }
     System.out.printf(
-        "early polls: %d classes patched, %d polls, %d linked to the end, declined %s%n",
-        patched, polls, linked, declined);
+        "early polls: %d classes patched, %d polls (%d before a branch), %d linked to the end,"
+            + " declined %s%n",
+        patched, polls, callsSeen, linked, declined);
     assertTrue(patched > 900, "patched " + patched);
     assertTrue(linked * 10 > patched * 9, "linked " + linked);
     assertTrue(declined.size() * 100 < patched, "declined " + declined);
@@ -137,8 +139,9 @@ class EarlyPollsTest {
    */
   @Test
   void whatThePatchCannotDoIsLeftToTheRewrite() {
-    assertNull(EarlyPolls.patch(longBackwardGoto(32_766)));
-    assertNotNull(EarlyPolls.patch(longBackwardGoto(32_760))); // 3 bytes of room: patched
+    // The loop-head check at the GOTO's target moves the GOTO 9 bytes further from it.
+    assertNull(EarlyPolls.patch(longBackwardGoto(32_760)));
+    assertNotNull(EarlyPolls.patch(longBackwardGoto(32_750)));
     Map<String, byte[]> annotated =
         TestClasses.compile(
             Map.of(
@@ -151,6 +154,66 @@ class EarlyPollsTest {
     assertNull(EarlyPolls.patch(new byte[] {1, 2, 3}));
     byte[] truncated = PollInjectorTest.original.get("app/Shapes");
     assertNull(EarlyPolls.patch(java.util.Arrays.copyOf(truncated, truncated.length / 2)));
+  }
+
+  /**
+   * A loop whose head has two values on the stack cannot take the loop-head check (the frame
+   * after it would be a full frame): its branch gets the poll instead, and it verifies and
+   * computes the same. Without frames (Java 5) the same loop takes the check.
+   */
+  @Test
+  void loopWithTwoValuesOnTheStackIsPolledBeforeItsBranch() throws Exception {
+    for (int version : new int[] {Opcodes.V1_8, Opcodes.V1_5}) {
+      byte[] original = deepLoop(version);
+      byte[] patched = EarlyPolls.patch(original);
+      assertNotNull(patched);
+      List<Insn> f = Disassembly.method(patched, "f").insns();
+      int gotoAt = f.size() - 2; // ... GOTO head; IRETURN
+      assertEquals(Opcodes.GOTO, f.get(gotoAt).op());
+      assertEquals(version == Opcodes.V1_8, f.get(gotoAt - 1).isPoll(), "a poll before GOTO");
+      assertEquals(version == Opcodes.V1_5, isHead(f, 2), "the check at the head");
+      assertEquals(1, Disassembly.method(patched, "f").polls());
+      Object want =
+          PollInjectorTest.call(
+              new TestClasses.Loader(Map.of("app/Deep", original)), "app.Deep", "f", 5);
+      Object got =
+          PollInjectorTest.call(
+              new TestClasses.Loader(Map.of("app/Deep", patched)), "app.Deep", "f", 5);
+      assertEquals(5, want);
+      assertEquals(want, got);
+    }
+  }
+
+  /**
+   * {@code static int f(int n)}: a counter and a spare int on the stack at the loop head; each
+   * pass drops the spare, counts n down and, while it is not negative, adds one to the counter
+   * and pushes a spare again: f(n) is n.
+   */
+  private static byte[] deepLoop(int version) {
+    ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS | ClassWriter.COMPUTE_FRAMES);
+    cw.visit(version, Opcodes.ACC_PUBLIC, "app/Deep", null, "java/lang/Object", null);
+    MethodVisitor mv =
+        cw.visitMethod(Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC, "f", "(I)I", null, null);
+    mv.visitCode();
+    Label head = new Label();
+    Label end = new Label();
+    mv.visitInsn(Opcodes.ICONST_0);
+    mv.visitInsn(Opcodes.ICONST_0);
+    mv.visitLabel(head);
+    mv.visitInsn(Opcodes.POP);
+    mv.visitIincInsn(0, -1);
+    mv.visitVarInsn(Opcodes.ILOAD, 0);
+    mv.visitJumpInsn(Opcodes.IFLT, end);
+    mv.visitInsn(Opcodes.ICONST_1);
+    mv.visitInsn(Opcodes.IADD);
+    mv.visitInsn(Opcodes.ICONST_0);
+    mv.visitJumpInsn(Opcodes.GOTO, head);
+    mv.visitLabel(end);
+    mv.visitInsn(Opcodes.IRETURN);
+    mv.visitMaxs(0, 0);
+    mv.visitEnd();
+    cw.visitEnd();
+    return cw.toByteArray();
   }
 
   /**
@@ -179,33 +242,64 @@ class EarlyPollsTest {
   }
 
   /**
-   * Checks that {@code patched} is {@code original} with a poll right before each backward
-   * branch of every method but {@code <clinit>} and bridges; returns the number of polls.
+   * Checks that {@code patched} is {@code original} with, in every method but {@code <clinit>}
+   * and bridges, each backward branch's loop polled: each of its backward targets starts with the
+   * loop-head check, or the branch has a poll right before it; and nothing else inserted. Returns
+   * the number of checks and polls.
    */
-  private static int assertPollsBeforeBackwardBranchesOnly(
+  private static int callsSeen;
+
+  private static int assertEveryLoopPolledAndNothingElse(
       String name, byte[] original, byte[] patched) {
     new ClassReader(patched).accept(new net.bytebuddy.jar.asm.ClassVisitor(Opcodes.ASM9) {}, 0);
     Map<String, Method> before = Disassembly.methods(original);
     Map<String, Method> after = Disassembly.methods(patched);
     assertEquals(before.keySet(), after.keySet(), name);
-    int polls = 0;
+    List<String> bridges = bridges(original);
+    int inserted = 0;
     for (Method m : before.values()) {
-      List<Insn> was = m.insns();
+      String where = name + "." + m.name() + m.desc();
       List<Insn> now = after.get(m.name() + m.desc()).insns();
-      boolean skipped =
-          m.name().equals("<clinit>") || bridges(original).contains(m.name() + m.desc());
-      int k = 0;
-      for (int i = 0; i < was.size(); i++, k++) {
-        if (!skipped && m.backwardBranches().contains(i)) {
-          assertTrue(now.get(k).isPoll(), name + "." + m.name() + " at " + i);
-          k++;
-          polls++;
+      List<Integer> ops = new ArrayList<>();
+      java.util.BitSet heads = new java.util.BitSet();
+      java.util.BitSet calls = new java.util.BitSet();
+      for (int k = 0; k < now.size(); k++) {
+        if (isHead(now, k)) {
+          heads.set(k);
+          k += 2;
+        } else if (now.get(k).isPoll()) {
+          calls.set(k);
+        } else {
+          ops.add(now.get(k).op());
         }
-        assertEquals(was.get(i).op(), now.get(k).op(), name + "." + m.name() + " at " + i);
       }
-      assertEquals(now.size(), k, name + "." + m.name() + ": extra instructions");
+      assertEquals(m.insns().stream().map(Insn::op).toList(), ops, where);
+      if (m.name().equals("<clinit>") || bridges.contains(m.name() + m.desc())) {
+        assertTrue(heads.isEmpty() && calls.isEmpty(), where + ": polled");
+        continue;
+      }
+      for (int k : after.get(m.name() + m.desc()).backwardBranches()) {
+        for (int t : now.get(k).targets()) {
+          assertTrue(
+              t > k || heads.get(t) || (k > 0 && calls.get(k - 1)),
+              where + ": the backward branch at " + k + " to " + t + " has no poll");
+        }
+      }
+      inserted += heads.cardinality() + calls.cardinality();
+      callsSeen += calls.cardinality();
     }
-    return polls;
+    return inserted;
+  }
+
+  /** Whether {@code GETSTATIC Preempt.pending; IFEQ past the call; INVOKESTATIC poll} is at k. */
+  private static boolean isHead(List<Insn> insns, int k) {
+    Insn get = insns.get(k);
+    return get.op() == Opcodes.GETSTATIC
+        && PollInjector.PREEMPT_OWNER.equals(get.owner())
+        && PollInjector.PENDING_NAME.equals(get.name())
+        && insns.get(k + 1).op() == Opcodes.IFEQ
+        && insns.get(k + 1).targets()[0] == k + 3
+        && insns.get(k + 2).isPoll();
   }
 
   private static List<String> bridges(byte[] classfile) {
