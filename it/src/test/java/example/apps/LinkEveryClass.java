@@ -100,7 +100,7 @@ public final class LinkEveryClass {
             return null;
           }
         },
-        false);
+        true); // after gmp4j's transformer, which is retransformation-capable by default
   }
 
   /** One jar under test and its dependencies; see step 2. */

@@ -1,13 +1,15 @@
 package io.gmp4j.agent;
 
+import io.gmp4j.agent.poll.Coverage;
 import io.gmp4j.agent.poll.PollInjector;
 import java.lang.instrument.Instrumentation;
 import java.util.HashSet;
 import java.util.Set;
 
 /**
- * Option {@code preempt.defer}: the polls of the classes that load during start-up come later, by
- * retransformation in the background, so that start-up does not pay for their rewrite.
+ * Option {@code preempt.defer}, on by default: the classes that load during start-up get their
+ * early polls at once and their placed polls later, by retransformation in the background, so
+ * that start-up does not pay for the rewrite.
  *
  * <h2>Implementation overview: 'Deferred polls'</h2>
  *
@@ -20,42 +22,65 @@ import java.util.Set;
  *
  * <ol>
  *   <li>From premain on, a class that would be rewritten at load (selected, with loops, and not
- *       in the rewrite cache: {@link PollInjector.Deferral}) loads as it is, and {@link #defer}
- *       keeps its name. The poll transformer is registered with retransform capability, as for
- *       an attach.
+ *       in the rewrite cache: {@link PollInjector.Deferral}) loads with its early polls instead
+ *       (a check at each loop head, patched into its bytes: 'Early polls' in the injector's
+ *       EarlyPolls, about a tenth of the rewrite's cost), and {@link #defer} keeps its name. The
+ *       poll transformer is registered with retransform capability, as for an attach.
  *   <li>The daemon platform thread {@code gmp4j-defer} ends the deferral once, over one period
  *       of {@code quiet}, no class was deferred (start-up's class loading is over) and the process
  *       used at most a quarter of one CPU ({@value #IDLE_SHARE}: the application is not serving
- *       yet, or between bursts), or at the latest {@value #MAX_SECONDS} s after premain. From then
- *       on classes get their polls as they load. Why wait for a quiet process: a retransformation
- *       deoptimizes the compiled code that depends on the class, so a class that the traffic has
- *       made hot is compiled twice. On the Spring Boot app with traffic from its first second,
- *       a deferral that waited for class loading alone ended while the traffic ran, and
- *       retransforming its 858 classes took 7.2 s, in which the app served 660 requests/s in its
- *       first 5,000 against 1,430 without the agent (BENCHMARKS.md, 'Deferred polls').
+ *       yet, or between bursts). From then on classes get their placed polls as they load. A
+ *       process that is never quiet keeps its early polls: every loop stays preemptible, only
+ *       slower where the placed polls would strip-mine it. (Until the early polls, a deferred
+ *       class had no poll, so the deferral also ended {@value #MAX_SECONDS} s after premain
+ *       whatever the load; that deadline stays only for classes an AOT cache loaded before
+ *       premain with {@code preempt.defer} set, which have none.) Why wait for a quiet process: a
+ *       retransformation deoptimizes the compiled code that depends on the class, so a class
+ *       that the traffic has made hot is compiled twice. On the Spring Boot app with traffic from
+ *       its first second, a deferral that waited for class loading alone ended while the traffic
+ *       ran, and retransforming its 858 classes took 7.2 s, in which the app served 660
+ *       requests/s in its first 5,000 against 1,430 without the agent (BENCHMARKS.md, 'Deferred
+ *       polls'). And a method running when its class is retransformed goes on in its old version,
+ *       which HotSpot never compiles again: a loop running at that moment ran 11 times slower, in
+ *       the interpreter, until it returned (BENCHMARKS.md, 'Early polls').
  *   <li>It waits until every deferred class is defined (a class is defined just after its
  *       transform returns; one whose definition failed is never found, and is dropped after
- *       {@value #DEFINE_WAIT_MS} ms), then hands them to the {@link Retransformer}: batches of 32
- *       with pauses, through the same transformer and injector as at load, so each gets the polls
- *       it would have got at load. Progress and the summary go to the {@code gmp4j.retransform}
- *       property, and to stderr only with {@code preempt.report=1}.
+ *       {@value #DEFINE_WAIT_MS} ms), then hands them to the {@link Retransformer}: batches of 32,
+ *       each after the process was idle for {@value #GATE_MS} ms (the same quarter of one CPU;
+ *       {@link Ender#await}), so a burst that comes meanwhile holds the rest back. They go
+ *       through the same transformer and injector as at load, which get the class's bytes as
+ *       they were before any poll (the JVM keeps them for a retransformation), so each gets the
+ *       placed polls it would have got at load. Progress and the summary go to the {@code
+ *       gmp4j.retransform} property, and to stderr only with {@code preempt.report=1}.
  * </ol>
  *
  * Ordering: {@link #defer} and {@link #end} hold this object's monitor, so a class is either
  * deferred before the end (and its name is in the set {@code end} returns) or gets its polls at
  * load; none falls between.
  *
- * <p>What the deferral gives up, until the class's retransformation: a loop in a deferred class
- * has no poll, so a G running it is not time-sliced. One that runs past its slice is covered by
- * the hog hand-off ('Hog hand-off' in the runtime's HogHandoff): sysmon gives its P to another M
- * and the other Gs run on. Measured on the Spring Boot app with no poll in any application class:
- * light-request p99 beside 8 CPU-bound requests 26-29 ms, against 27-30 ms with polls and 1,027-
- * 1,381 ms on the JDK's scheduler. A method already on a stack keeps its old code until it is
- * next entered, as after an attach. With {@code preempt.handoff=off} nothing covers such a G.
+ * <h2>Deferred polls by default</h2>
+ *
+ * Without {@code preempt.defer}, premain defers with a quiet period of 1 s ({@link
+ * #DEFAULT_QUIET_NANOS}), except where the deferral would cost more than it saves: with {@code
+ * preempt.cache} (a training start exits before the deferral ends and would write no rewrite;
+ * the cache's second start skips the rewrites anyway), with {@code preempt.prologue} (the early
+ * form has no prologue poll, so a recursion without loops would wait), after an attach (no
+ * start-up), and when an AOT cache loaded classes before premain (they get no early polls, so
+ * they are retransformed at once, as before). {@code preempt.defer=0} turns it off.
+ *
+ * <p>What it costs (BENCHMARKS.md, 'Early polls'): the early form is a volatile load and a
+ * branch on every pass until the class is retransformed, where the rewrite would count down or
+ * strip-mine, so a loop that C2 would vectorize is slower until the first quiet moment, or for
+ * good in a process that is never quiet; and the retransformation, at a quiet moment, costs the
+ * recompilation of what the classes had compiled.
  *
  * <p>How this differs from Go: a Go loop is preemptible from its first instruction (asynchronous
- * preemption by signal). The JVM has no such signal for a virtual thread, so a poll must be in
- * the code, and this option trades that for start-up time. It is off by default.
+ * preemption by signal), and its checks are compiled in once. Here a loop is preemptible from
+ * its first instruction too, by its early poll, and its placement is made twice: early at load,
+ * placed when the deferral ends. Until issue 17's early polls, a deferred class had no poll at
+ * all until then, and a G in its loops was covered only by the hog hand-off ('Hog hand-off' in
+ * the runtime's HogHandoff). A method already on a stack keeps its old code until it is next
+ * entered, as after an attach.
  *
  * <p>Rejected:
  *
@@ -77,8 +102,20 @@ import java.util.Set;
  * </ul>
  */
 final class DeferredPolls implements PollInjector.Deferral {
-  /** The latest end of the deferral, in seconds after premain (step 2). */
+  /**
+   * The quiet period when {@code preempt.defer} is not set ('Deferred polls by default'): 1 s,
+   * the value measured in BENCHMARKS.md since the option exists.
+   */
+  static final long DEFAULT_QUIET_NANOS = 1_000_000_000L;
+
+  /**
+   * The latest end of the deferral, in seconds after premain (step 2), when it holds classes
+   * without early polls (an AOT cache's, with {@code preempt.defer} set).
+   */
   static final long MAX_SECONDS = 60;
+
+  /** Step 3's look at the process before each batch, in milliseconds. */
+  static final long GATE_MS = 100;
 
   /** Step 2's quiet process: it used at most 1/IDLE_SHARE of one CPU over the quiet period. */
   static final long IDLE_SHARE = 4;
@@ -98,8 +135,20 @@ final class DeferredPolls implements PollInjector.Deferral {
    */
   private volatile boolean deferring = true;
 
+  /**
+   * True once {@link #deferAll} deferred a class that has no early polls: then the deferral
+   * ends at {@value #MAX_SECONDS} s at the latest. Guarded by the monitor.
+   */
+  private boolean withoutPolls;
+
   /** The internal names deferred so far. Guarded by the monitor. */
   private final Set<String> names = new HashSet<>();
+
+  /**
+   * The classes {@link #defer} took, each with early polls (a name loaded by two loaders counts
+   * twice, as Coverage counts it). Guarded by the monitor.
+   */
+  private long deferredAtLoad;
 
   /** When the last class was deferred (System.nanoTime). Written under the monitor; volatile. */
   private volatile long lastDeferNanos;
@@ -121,6 +170,7 @@ final class DeferredPolls implements PollInjector.Deferral {
         return false;
       }
       names.add(internalClassName);
+      deferredAtLoad++;
       lastDeferNanos = System.nanoTime();
       return true;
     }
@@ -132,6 +182,17 @@ final class DeferredPolls implements PollInjector.Deferral {
    */
   synchronized void deferAll(Set<String> internalNames) {
     names.addAll(internalNames);
+    withoutPolls |= !internalNames.isEmpty();
+  }
+
+  /** {@link #withoutPolls}. Any thread. */
+  synchronized boolean withoutPolls() {
+    return withoutPolls;
+  }
+
+  /** {@link #deferredAtLoad}. Any thread. */
+  synchronized long deferredAtLoad() {
+    return deferredAtLoad;
   }
 
   /** Step 2's end: the names deferred, after which no class is. Only on gmp4j-defer. */
@@ -171,7 +232,7 @@ final class DeferredPolls implements PollInjector.Deferral {
   }
 
   /** Steps 2 and 3 on gmp4j-defer; a class, not a lambda (see 'No lambdas' in JdkWeaver). */
-  private static final class Ender implements Runnable {
+  private static final class Ender implements Runnable, Retransformer.Gate {
     private final DeferredPolls deferral;
     private final Instrumentation inst;
     private final PreemptPollTransformer transformer;
@@ -201,9 +262,8 @@ final class DeferredPolls implements PollInjector.Deferral {
           long now = System.nanoTime();
           long cpu = processCpuNanos();
           boolean loadingQuiet = now - deferral.lastDeferNanos >= deferral.quietNanos;
-          // the process used at most 1/IDLE_SHARE of one CPU since the last look
-          boolean cpuQuiet = cpu < 0 || cpu0 < 0 || (cpu - cpu0) * IDLE_SHARE <= now - t0;
-          if ((loadingQuiet && cpuQuiet) || now >= max) {
+          boolean cpuQuiet = idle(cpu0, cpu, now - t0);
+          if ((loadingQuiet && cpuQuiet) || (now >= max && deferral.withoutPolls())) {
             break;
           }
           t0 = now;
@@ -215,8 +275,42 @@ final class DeferredPolls implements PollInjector.Deferral {
         todo = deferral.end(); // interrupted or worse: still give the classes their polls
       }
       new Retransformer(
-              inst, transformer, todo, "gmp4j: preempt.defer: ", "deferred at start-up", !report)
+              inst,
+              transformer,
+              todo,
+              "gmp4j: preempt.defer: ",
+              "deferred at start-up",
+              !report,
+              this)
           .run();
+      Coverage.global().earlyRewritten(deferral.deferredAtLoad()); // now counted as rewritten
+    }
+
+    /**
+     * Whether the process used at most 1/{@value #IDLE_SHARE} of one CPU between two readings of
+     * {@link #processCpuNanos} {@code wallNanos} apart; true where the OS does not say.
+     */
+    private static boolean idle(long cpu0, long cpu, long wallNanos) {
+      return cpu < 0 || cpu0 < 0 || (cpu - cpu0) * IDLE_SHARE <= wallNanos;
+    }
+
+    /**
+     * Step 3's gate before each batch: returns once the process was idle over {@value
+     * #GATE_MS} ms, this thread asleep. A loop that is running when its class is retransformed
+     * keeps running the old method, and HotSpot never compiles an old method again: measured,
+     * a loop running at a retransformation ran in the interpreter, 11 times slower, until it
+     * returned. A busy process is the one likely to be in such a loop.
+     */
+    @Override
+    public void await() throws InterruptedException {
+      for (; ; ) {
+        long t0 = System.nanoTime();
+        long cpu0 = processCpuNanos();
+        Thread.sleep(GATE_MS);
+        if (idle(cpu0, processCpuNanos(), System.nanoTime() - t0)) {
+          return;
+        }
+      }
     }
 
     /** The CPU time this process has used, in nanoseconds, or -1 where the OS does not say. */

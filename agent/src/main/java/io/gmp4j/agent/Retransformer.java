@@ -91,6 +91,15 @@ final class Retransformer implements Runnable {
   /** Whether the summary and progress lines are left out of stderr (AgentState has them). */
   private final boolean quiet;
 
+  /** Waited on before each batch (null: none); see {@link Gate}. */
+  private final Gate gate;
+
+  /** What a caller may make each batch wait for: the deferral's quiet process (DeferredPolls). */
+  interface Gate {
+    /** Returns when the next batch may run. Only on the retransforming thread. */
+    void await() throws InterruptedException;
+  }
+
   /**
    * Steps 2 to 5 for the classes named in {@code only} (internal names; null for all), run on
    * the caller's thread by {@link #run}: 'Deferred polls' in {@link DeferredPolls}.
@@ -102,12 +111,25 @@ final class Retransformer implements Runnable {
       String prefix,
       String origin,
       boolean quiet) {
+    this(inst, transformer, only, prefix, origin, quiet, null);
+  }
+
+  /** As above, each batch waiting for {@code gate} first (null: none). */
+  Retransformer(
+      Instrumentation inst,
+      PreemptPollTransformer transformer,
+      Set<String> only,
+      String prefix,
+      String origin,
+      boolean quiet,
+      Gate gate) {
     this.inst = inst;
     this.transformer = transformer;
     this.only = only;
     this.prefix = prefix;
     this.origin = origin;
     this.quiet = quiet;
+    this.gate = gate;
   }
 
   /**
@@ -242,6 +264,9 @@ final class Retransformer implements Runnable {
     long lastProgress = t0;
     for (int i = 0; i < todo.size(); i += BATCH) {
       List<Class<?>> batch = todo.subList(i, Math.min(todo.size(), i + BATCH));
+      if (gate != null) {
+        gate.await();
+      }
       try {
         inst.retransformClasses(batch.toArray(new Class<?>[0]));
       } catch (Throwable batchFailed) {

@@ -6,14 +6,17 @@ import java.io.InputStream;
 import kernels.Kernels;
 
 /**
- * Loads {@code kernels.LoopKernels} as one of three variants, each in its own child-first class
- * loader, so that all three can live in one JVM:
+ * Loads {@code kernels.LoopKernels} as one of four variants, each in its own child-first class
+ * loader, so that all four can live in one JVM:
  *
  * <ul>
  *   <li>{@code plain}: the class bytes as javac compiled them;
  *   <li>{@code polled}: the bytes transformed by {@code new PollInjector(null, null, false)}, which
  *       is what the agent does by default (back-edge polls and strip mining, no prologue polls);
- *   <li>{@code prologue}: the same with prologue polls ({@code preempt.prologue=1}).
+ *   <li>{@code prologue}: the same with prologue polls ({@code preempt.prologue=1});
+ *   <li>{@code early}: the early polls that a class loaded at start-up runs with until the
+ *       deferral ends and it is rewritten (a check at each loop head, no strip mining: 'Early
+ *       polls' in the injector, {@code preempt.defer}, the agent's default).
  * </ul>
  *
  * Only {@code kernels.LoopKernels} is defined by the child loader; {@code kernels.Kernels}, the
@@ -28,7 +31,7 @@ public final class KernelVariants {
   /** A loaded variant and what the injector did to it ({@code Stats(0, 0, 0)} for plain). */
   public record Variant(Kernels kernels, PollInjector.Stats stats) {}
 
-  /** Loads {@code variant} (plain, polled or prologue). */
+  /** Loads {@code variant} (plain, polled, prologue or early). */
   public static Variant load(String variant) {
     byte[] original = originalBytes();
     byte[] bytes;
@@ -44,6 +47,14 @@ public final class KernelVariants {
         stats = injector.lastStats();
         if (bytes == null || stats.isEmpty()) {
           throw new IllegalStateException("the injector left " + KERNELS + " unchanged");
+        }
+      }
+      case "early" -> { // what a class loaded at start-up runs until its rewrite: 'Early polls'
+        PollInjector injector = new PollInjector(null, null, false);
+        bytes = injector.transform(null, KERNELS.replace('.', '/'), original, (l, n) -> true);
+        stats = injector.lastStats(); // Stats(0, 0, 0): the early form is not the rewrite
+        if (bytes == null) {
+          throw new IllegalStateException("no early polls in " + KERNELS);
         }
       }
       default -> throw new IllegalArgumentException("unknown variant " + variant);

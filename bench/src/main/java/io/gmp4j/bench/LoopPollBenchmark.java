@@ -16,9 +16,10 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * The fast-path cost of the agent's loop polls: each kernel of {@code kernels.LoopKernels}, as
- * compiled ({@code plain}) and as the poll injector rewrites it ({@code polled}: back-edge polls
- * and strip mining, the agent's default; {@code prologue}: the same plus a poll at method entry),
- * in one JMH run.
+ * compiled ({@code plain}), as the poll injector rewrites it ({@code polled}: back-edge polls
+ * and strip mining; {@code prologue}: the same plus a poll at method entry), and with the early
+ * polls a class loaded at start-up runs with until its rewrite ({@code early}: a check at each
+ * loop head), in one JMH run.
  *
  * <h2>Implementation overview</h2>
  *
@@ -38,7 +39,7 @@ import org.openjdk.jmh.annotations.State;
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class LoopPollBenchmark {
-  @Param({"plain", "polled", "prologue"})
+  @Param({"plain", "polled", "prologue", "early"})
   public String variant;
 
   private Kernels k;

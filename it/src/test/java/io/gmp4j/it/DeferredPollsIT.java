@@ -17,10 +17,11 @@ import org.junit.jupiter.api.Timeout;
  * attaches to, started here with the agent and {@code -Xverify:all}:
  *
  * <ul>
- *   <li>the classes with loops that load at start-up, the hog's among them, load without polls,
- *       and once class loading has been quiet for 300 ms they are retransformed: the summary line
- *       ({@code preempt.report=1}) names them, and the workload sees {@code gmp4j.retransform}
- *       become {@code done};
+ *   <li>the classes with loops that load at start-up, the hog's among them, load with early
+ *       polls ('Early polls' in the injector's EarlyPolls), and once class loading and the
+ *       process have been quiet for 300 ms they are retransformed: the summary line ({@code
+ *       preempt.report=1}) names them, and the workload sees {@code gmp4j.retransform} become
+ *       {@code done};
  *   <li>the hog, loaded and run before that, is then time-sliced by its polls at one P: the 1 ms
  *       sleeper beside it keeps waking, preemptions are honoured, and no P is handed off ({@code
  *       preempt.handoff=200ms}: only code without polls would reach it);

@@ -34,13 +34,16 @@ import org.junit.jupiter.api.io.TempDir;
  * <ol>
  *   <li>maven-dependency-plugin copies the jars into {@code target/realjars/NAME/} (it/pom.xml):
  *       the jar under test and the dependencies the verifier loads to check assignability.
- *   <li>Two child JVMs run {@link LinkEveryClass} over the same folders, in parallel: one with
- *       the agent, one without. Both carry LinkEveryClass's probe agent last, which counts the
- *       classes whose bytes an earlier agent changed: that must be none without gmp4j, and some
- *       in every jar with it, old class-file versions included (so the poll filter did select
- *       these application loaders).
- *   <li>Per class, a failure with the agent must be a failure without it, of the same Throwable
- *       type. Jars have optional dependencies that are not here, so {@code NoClassDefFoundError}
+ *   <li>Three child JVMs run {@link LinkEveryClass} over the same folders, in parallel: one
+ *       with the agent as it is by default (its classes get early polls at load, 'Early polls'),
+ *       one with the agent and {@code preempt.defer=0} (the placed polls at load), one without.
+ *       All carry LinkEveryClass's probe agent last, retransformation-capable as gmp4j's
+ *       transformer is by default (the JVM runs the incapable transformers first), which counts
+ *       the classes whose bytes an earlier agent changed: that must be none without gmp4j, and
+ *       some in every jar with it, old class-file versions included (so the poll filter did
+ *       select these application loaders).
+ *   <li>Per class, a failure in either run with the agent must be a failure without it, of the
+ *       same Throwable type. Jars have optional dependencies that are not here, so {@code NoClassDefFoundError}
  *       without the agent is normal; the class it names may differ with the agent, since the
  *       rewritten frames make the verifier check other assignments first.
  * </ol>
@@ -103,19 +106,46 @@ class RealJarsIT {
 
   private static final Duration LIMIT = Duration.ofSeconds(600);
 
+  /**
+   * Appended to the agent's options for the second run with it: the placed polls at load. The
+   * first run has the default, early polls at load ('Early polls'; the deferral does not end
+   * while the classes link).
+   */
+  private static final String PLACED = ",preempt.defer=0";
+
   @Test
   void agentAddsNoLinkFailure(@TempDir Path tmp) throws Exception {
     List<String> jars = selected();
     String probe = "-javaagent:" + probeJar(tmp);
-    String agent = ChildJvm.javaagent(System.getProperty("realjars.agent", "preempt.report=1"));
+    String options = System.getProperty("realjars.agent", "preempt.report=1");
+    String early = ChildJvm.javaagent(options);
+    String placed =
+        ChildJvm.javaagent(options.contains("preempt.defer") ? options : options + PLACED);
     long t0 = System.nanoTime();
     CompletableFuture<Run> without = CompletableFuture.supplyAsync(() -> run(jars, probe));
-    Run with = run(jars, agent, probe);
+    CompletableFuture<Run> atLoad = CompletableFuture.supplyAsync(() -> run(jars, placed, probe));
+    Run with = run(jars, early, probe);
     Run base = without.join();
+    Run withPlaced = atLoad.join();
     long wallMs = (System.nanoTime() - t0) / 1_000_000;
 
     check(with);
+    check(withPlaced);
     check(base);
+    List<String> problems = new ArrayList<>();
+    problems.addAll(compare("", jars, with, base, wallMs));
+    problems.addAll(compare(" (" + PLACED.substring(1) + ")", jars, withPlaced, base, wallMs));
+    if (!problems.isEmpty()) {
+      fail(String.join("\n", problems));
+    }
+  }
+
+  /**
+   * Step 3 for one run with the agent: prints a line per jar and the totals, and returns what is
+   * wrong. {@code mode} follows "the agent" in what it prints.
+   */
+  private static List<String> compare(
+      String mode, List<String> jars, Run with, Run base, long wallMs) {
     List<String> problems = new ArrayList<>();
     int classes = 0;
     int linkedWith = 0;
@@ -135,13 +165,14 @@ class RealJarsIT {
                   .count();
       System.out.printf(
           "RealJarsIT: %-22s %-36s classes=%5d versions=%s linked: %5s without,"
-              + " %5s with the agent; changed by the agent=%4s; failures added by the agent=%d%n",
+              + " %5s with the agent%s; changed by it=%4s; failures added by it=%d%n",
           jar,
           b.get("file"),
           n,
           b.get("versions"),
           b.get("linked"),
           w.get("linked"),
+          mode,
           w.get("changed"),
           added);
       classes += n;
@@ -160,7 +191,9 @@ class RealJarsIT {
       if (w.get("changed").equals("0")) { // every version from 45 gets polls (issue 9)
         problems.add(
             jar
-                + ": the agent changed no class: its filter does not select this"
+                + ": the agent"
+                + mode
+                + " changed no class: its filter does not select this"
                 + " loader, or the probe runs before it");
       }
       if (Integer.parseInt(b.get("linked")) * 2 < n) {
@@ -183,8 +216,9 @@ class RealJarsIT {
       if (addedByAgent(f.getKey(), with, base)) {
         added.add(f.getKey());
         System.out.printf(
-            "RealJarsIT: the agent breaks %s%n  with the agent:    %s%n"
+            "RealJarsIT: the agent%s breaks %s%n  with the agent:    %s%n"
                 + "  without the agent: %s%n",
+            mode,
             f.getKey(),
             readable(f.getValue()),
             before == null ? "loads and links" : readable(before));
@@ -196,13 +230,16 @@ class RealJarsIT {
         (int) base.fails.keySet().stream().filter(k -> !with.fails.containsKey(k)).count();
     List<String> agentLines =
         with.result.err().lines().filter(l -> l.startsWith("gmp4j:")).toList();
-    agentLines.stream().limit(10).forEach(l -> System.out.println("RealJarsIT: stderr " + l));
+    agentLines.stream()
+        .limit(10)
+        .forEach(l -> System.out.println("RealJarsIT: stderr" + mode + " " + l));
     System.out.printf(
-        "RealJarsIT: %d jars, %d classes; loaded and linked %d without the"
+        "RealJarsIT: the agent%s: %d jars, %d classes; loaded and linked %d without the"
             + " agent, %d with it; changed by the agent %d (%.0f%%); failures without the agent %d,"
             + " with it %d, added by the agent %d (same type, other message %d; only without the"
-            + " agent %d); %d gmp4j: lines; both runs in %.1f s (with the agent %.1f s, without"
-            + " %.1f s)%n",
+            + " agent %d); %d gmp4j: lines; all runs in %.1f s (this one with the agent %.1f s,"
+            + " without %.1f s)%n",
+        mode,
         jars.size(),
         classes,
         linkedWithout,
@@ -229,13 +266,12 @@ class RealJarsIT {
                 .append(" of ")
                 .append(n[0]));
     System.out.println(
-        "RealJarsIT: classes changed by the agent, by class-file version: " + versions);
+        "RealJarsIT: classes changed by the agent" + mode + ", by class-file version: " + versions);
     if (!added.isEmpty()) {
-      problems.add("the agent adds " + added.size() + " load or link failures: " + added);
+      problems.add(
+          "the agent" + mode + " adds " + added.size() + " load or link failures: " + added);
     }
-    if (!problems.isEmpty()) {
-      fail(String.join("\n", problems));
-    }
+    return problems;
   }
 
   /** Adds LinkEveryClass's {@code 49:1301,52:86} (or {@code -}) into column {@code col}. */
@@ -305,6 +341,7 @@ class RealJarsIT {
     Manifest m = new Manifest();
     m.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
     m.getMainAttributes().putValue("Premain-Class", LinkEveryClass.class.getName());
+    m.getMainAttributes().putValue("Can-Retransform-Classes", "true");
     Path jar = dir.resolve("probe.jar");
     try (OutputStream out = Files.newOutputStream(jar);
         JarOutputStream j = new JarOutputStream(out, m)) {

@@ -97,6 +97,13 @@ public final class Coverage {
   private final LongAdder skipped = new LongAdder();
 
   /**
+   * Classes loaded with early polls whose rewrite is still to come ('Deferred polls' in the
+   * agent's DeferredPolls): added to by the injector as it defers each, taken from by the
+   * deferral once it has retransformed them. Not in {@link #instrumented} until then.
+   */
+  private final LongAdder early = new LongAdder();
+
+  /**
    * A map key. {@code equals} and {@code hashCode} are written out: a record's own are linked by
    * invokedynamic ({@code ObjectMethods}) at their first call, which is the first class an
    * application loads, and that link took about 30 ms of interpreted method-handle spinning on
@@ -227,6 +234,21 @@ public final class Coverage {
     cache = c;
   }
 
+  /** A class loaded with early polls, deferred for its rewrite. Any class-loading thread. */
+  void earlyPolls() {
+    early.increment();
+  }
+
+  /** {@code n} classes that {@link #earlyPolls} counted were retransformed. Any thread. */
+  public void earlyRewritten(long n) {
+    early.add(-n);
+  }
+
+  /** Classes with early polls awaiting their rewrite. */
+  public long early() {
+    return early.sum();
+  }
+
   /** Classes instrumented so far. */
   public long instrumented() {
     return instrumented.sum();
@@ -249,8 +271,10 @@ public final class Coverage {
   /**
    * {@code gmp4j: preemption polls: 1234 classes instrumented, 56 left alone (40 no loops, 10
    * excluded, 3 old version, 1 too large, 2 failed) in 7 loaders}; reasons with no class are left
-   * out, and so are the parentheses when no class was left alone. With {@code preempt.cache} it
-   * ends with the cache's counts ({@link RewriteCache#summary}).
+   * out, and so are the parentheses when no class was left alone. While classes wait for their
+   * rewrite with early polls, {@code ; 812 classes with early polls, placed polls to come
+   * (preempt.defer)} follows. With {@code preempt.cache} it ends with the cache's counts ({@link
+   * RewriteCache#summary}).
    */
   public String summaryLine() {
     Map<Reason, Long> by = new EnumMap<>(Reason.class);
@@ -279,6 +303,11 @@ public final class Coverage {
       b.append(" (").append(String.join(", ", parts)).append(')');
     }
     b.append(" in ").append(loaders.size()).append(loaders.size() == 1 ? " loader" : " loaders");
+    long e = early.sum();
+    if (e > 0) {
+      b.append("; ").append(e).append(e == 1 ? " class" : " classes");
+      b.append(" with early polls, placed polls to come (preempt.defer)");
+    }
     RewriteCache c = cache;
     if (c != null) {
       b.append(c.summary());

@@ -394,6 +394,7 @@ public final class PollInjector {
         byte[] early = EarlyPolls.patch(classfile); // null: it cannot, so the rewrite is now
         if (early != null && deferral.defer(loader, internalClassName)) {
           // 'Deferred polls' in the agent's DeferredPolls: recorded when retransformed
+          coverage.earlyPolls();
           return early == classfile ? null : early;
         }
       }

@@ -147,6 +147,10 @@ class CoverageTest {
     assertEquals(1, coverage.skipped(Coverage.Reason.NO_LOOPS));
     assertEquals(1, coverage.skipped(Coverage.Reason.EXCLUDED));
     assertEquals(2, coverage.skipped()); // the deferred class is not counted yet
+    assertEquals(1, coverage.early());
+    assertTrue(
+        coverage.summaryLine().contains("; 1 class with early polls, placed polls to come"),
+        coverage.summaryLine());
 
     take[0] = false; // declined (the deferral has ended): the class is rewritten at once
     assertNotNull(
