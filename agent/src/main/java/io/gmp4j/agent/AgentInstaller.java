@@ -70,8 +70,9 @@ import java.util.jar.JarFile;
  *   <li>Unless {@code asyncpreemptoff=1}, register the {@link PreemptPollTransformer} for classes
  *       loaded from now on, hand its class counts ('Coverage' in {@code
  *       io.gmp4j.agent.poll.Coverage}) to the runtime's metrics, and with {@code
- *       preempt.report=1} add a shutdown hook that prints them as one line. With {@code
- *       preempt.defer}, start the deferral ({@link DeferredPolls}). Unless {@code
+ *       preempt.report=1} add a shutdown hook that prints them as one line. Start the deferral
+ *       ({@link DeferredPolls}): on by default at premain ('Deferred polls by default' there),
+ *       off with {@code preempt.defer=0}. Unless {@code
  *       preempt.jit=c2}, keep C2 off the injector, on a thread of its own ({@link
  *       JitDirective}). Failing here is not fatal: gmp4j then runs without preemption, as with
  *       asyncpreemptoff=1, and says so.

@@ -26,6 +26,24 @@ class DeferredPollsTest {
     assertFalse(d.deferring());
     assertFalse(d.defer(app, "com/acme/C"));
     assertEquals(Set.of("com/acme/A", "com/acme/B"), d.end());
+    assertEquals(2, d.deferredAtLoad());
+    assertFalse(d.withoutPolls()); // each had early polls: no deadline
+  }
+
+  /**
+   * Classes an AOT cache loaded before premain have no early polls: deferring them brings back
+   * the deadline of step 2. Without the option set, premain does not defer them at all
+   * ('Deferred polls by default').
+   */
+  @Test
+  void classesWithoutEarlyPollsBringTheDeadline() {
+    DeferredPolls d = new DeferredPolls(1_000_000);
+    d.deferAll(Set.of());
+    assertFalse(d.withoutPolls());
+    d.deferAll(Set.of("com/acme/Cached"));
+    assertTrue(d.withoutPolls());
+    assertEquals(0, d.deferredAtLoad());
+    assertEquals(Set.of("com/acme/Cached"), d.end());
   }
 
   /**

@@ -14,9 +14,10 @@ import kernels.Kernels;
  *   <li>{@code polled}: the bytes transformed by {@code new PollInjector(null, null, false)}, which
  *       is what the agent does by default (back-edge polls and strip mining, no prologue polls);
  *   <li>{@code prologue}: the same with prologue polls ({@code preempt.prologue=1});
- *   <li>{@code early}: the early polls that a class loaded at start-up runs with until the
- *       deferral ends and it is rewritten (a check at each loop head, no strip mining: 'Early
- *       polls' in the injector, {@code preempt.defer}, the agent's default).
+ *   <li>{@code early}: the early polls (a check at each loop head, no strip mining: 'Early
+ *       polls' in the injector), in every loop. The agent's default gives them to a class loaded
+ *       at start-up until the deferral ends and it is rewritten, except a class with an array
+ *       loop without calls, which it rewrites at load ('Array loops'): most of these kernels.
  * </ul>
  *
  * Only {@code kernels.LoopKernels} is defined by the child loader; {@code kernels.Kernels}, the
@@ -49,11 +50,10 @@ public final class KernelVariants {
           throw new IllegalStateException("the injector left " + KERNELS + " unchanged");
         }
       }
-      case "early" -> { // what a class loaded at start-up runs until its rewrite: 'Early polls'
-        PollInjector injector = new PollInjector(null, null, false);
-        bytes = injector.transform(null, KERNELS.replace('.', '/'), original, (l, n) -> true);
-        stats = injector.lastStats(); // Stats(0, 0, 0): the early form is not the rewrite
-        if (bytes == null) {
+      case "early" -> { // 'Early polls', in every loop: the agent rewrites array loops at load
+        bytes = PollInjector.earlyPolls(original);
+        stats = new PollInjector(null, null, false).lastStats(); // Stats(0, 0, 0): no rewrite
+        if (bytes == null || bytes == original) {
           throw new IllegalStateException("no early polls in " + KERNELS);
         }
       }

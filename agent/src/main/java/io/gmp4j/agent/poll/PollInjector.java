@@ -164,6 +164,15 @@ public final class PollInjector {
   static final String PENDING_NAME = "pending";
 
   /**
+   * {@code classfile} with early polls in every loop, array loops without calls included ('Early
+   * polls' and 'Array loops' in {@link EarlyPolls}); null if it cannot. For measuring the early
+   * form (bench/'s LoopPollBenchmark); the agent goes through {@link #transform}.
+   */
+  public static byte[] earlyPolls(byte[] classfile) {
+    return EarlyPolls.patch(classfile, true);
+  }
+
+  /**
    * Internal-name prefixes never instrumented, whatever the patterns say. Preempting a G inside the
    * JDK, the scheduler, the agent or Byte Buddy can leave a carrier-side lock or queue half-updated
    * (DESIGN.md §4), and polls in the runtime would recurse into it.
