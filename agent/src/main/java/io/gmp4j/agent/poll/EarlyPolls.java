@@ -4,50 +4,57 @@ import java.util.Arrays;
 import java.util.BitSet;
 
 /**
- * The polls a class gets at load while {@code preempt.defer} holds its placed polls back: {@code
- * INVOKESTATIC Preempt.poll()V} before every backward branch, written into the class file's bytes
- * without ASM.
+ * The polls a class gets at load while {@code preempt.defer} holds its rewrite back: a check at
+ * the head of every loop, written into the class file's bytes without ASM.
  *
  * <h2>Implementation overview: 'Early polls'</h2>
  *
  * Nearly all of what the agent adds to a framework application's start-up is {@link
  * PollInjector}'s rewrite of the classes with loops, run by ASM and the injector while HotSpot
- * still interprets them (issue 17). {@code preempt.defer} takes that rewrite off the start-up
- * path and does it later by retransformation; until then the class used to load with no poll,
- * so a G in one of its loops could not be time-sliced. This class gives such a class a poll in
- * every loop at load, at a cost close to the fast reject's ({@link BackEdges}): one walk of each
- * method with a backward branch to find them, one to lay out the new code, one to write it.
+ * still interprets them (issue 17). {@code preempt.defer} (on by default) takes that rewrite off
+ * the start-up path and does it later by retransformation; until then the class used to load
+ * with no poll, so a G in one of its loops could not be time-sliced. This class gives such a
+ * class a poll in every loop at load, at about a tenth of the rewrite's cost: one walk of each
+ * method with a backward branch to find the loops, one to lay out the new code, one to write it.
  *
- * <p>The poll is the simplest of PollInjector's forms, the one it uses where a countdown buys
- * nothing: the call right before the branch (a {@code goto}, an {@code if*}, a {@code
- * tableswitch} or {@code lookupswitch} with any backward case or default), run on every pass. It
- * pushes and pops nothing, so whatever the branch has on the stack stays there, max_stack and
- * max_locals do not change, and every existing frame stays true at its instruction. The rewrite
- * is therefore a relocation:
+ * <p>The poll is a check at each loop head, that is, at each target of a backward branch (a
+ * {@code goto}, an {@code if*}, a {@code tableswitch} or {@code lookupswitch} case or default):
+ * {@code GETSTATIC Preempt.pending; IFEQ past; INVOKESTATIC Preempt.poll()V; past:}, the poll's
+ * own fast path inline, so the interpreter runs two bytecodes a pass rather than a call (a call
+ * per pass cost the cold phase: BENCHMARKS.md, 'Early polls'). It leaves the stack as it found
+ * it, so every existing frame stays true at its instruction, and {@code past} needs a frame,
+ * the head's own: the head is a branch target, so the StackMapTable declares one there, and the
+ * added frame follows it as {@code same_frame} or {@code same_locals_1_stack_item}, so the next
+ * frame, declared relative to the head's, stays true too. Where the head has no frame or two
+ * values or more on its stack (no javac loop does), the branch instead gets {@code INVOKESTATIC
+ * Preempt.poll()V} right before it, which needs no frame. Class files below version 50 declare
+ * no frames and take the check everywhere. The rewrite is therefore a relocation:
  *
  * <ol>
- *   <li>The constant pool gains six entries at its end (the Methodref of {@code Preempt.poll()V}
- *       and what it names); every existing index stays.
+ *   <li>The constant pool gains ten entries at its end (the Methodref of {@code poll()V}, the
+ *       Fieldref of {@code pending}, and what they name); every existing index stays.
  *   <li>In a method with a backward branch (not {@code <clinit>}, where a poll would park a G
- *       that holds a class initialisation, nor a bridge, as in PollInjector), each such branch is
- *       preceded by the 3-byte call. An old offset {@code x} that starts an instruction maps to
- *       {@code at[x]}, where the bytes inserted before it (if any) now start: a branch to a
- *       back-edge lands on its poll, a frame declared there describes the poll, and an exception
- *       range that ends there does not cover it. The branch itself moves to {@code at[x] + 3}.
+ *       that holds a class initialisation, nor a bridge, as in PollInjector), each loop head
+ *       gets the check ({@value #HEAD} bytes), or its branches the call ({@value #CALL}). An old
+ *       offset {@code x} that starts an instruction maps to {@code at[x]}, where the bytes
+ *       inserted before it (if any) now start: a branch to a loop head lands on its check, a
+ *       frame declared there describes the check, and an exception range that ends there does
+ *       not cover it. max_stack grows by one for the check's load.
  *   <li>Switches are re-padded to the 4-byte alignment of their new position, so an instruction's
  *       new length depends on where it lands; the layout is computed in one forward walk.
  *   <li>Branch offsets, switch targets, the exception table, the StackMapTable (offset deltas,
  *       with {@code same_frame} and {@code same_locals_1_stack_item} widened to their extended
- *       forms where a delta passes 63, and {@code Uninitialized} offsets), LineNumberTable,
- *       LocalVariableTable and LocalVariableTypeTable are rewritten through {@code at}.
+ *       forms where a delta passes 63, {@code Uninitialized} offsets, and the added frames),
+ *       LineNumberTable, LocalVariableTable and LocalVariableTypeTable are rewritten through
+ *       {@code at}.
  * </ol>
  *
  * It answers null, and the caller rewrites the class through PollInjector at once, for an array
- * loop without calls ('Array loops') and for what it does not handle: a type annotation inside code (its targets name offsets in a form not worth a
- * second decoder), a short branch whose new offset leaves 16 bits, code past 65535 bytes, a pool
- * with no room for six entries, and anything malformed (an offset that is no instruction start,
- * an unknown opcode or frame type). Other attributes of Code are copied: the JVM ignores those
- * it does not know.
+ * loop without calls ('Array loops') and for what it does not handle: a type annotation inside
+ * code (its targets name offsets in a form not worth a second decoder), a short branch whose new
+ * offset leaves 16 bits, code past 65535 bytes, a pool with no room for ten entries, and
+ * anything malformed (an offset that is no instruction start, an unknown opcode or frame type).
+ * Other attributes of Code are copied: the JVM ignores those it does not know.
  *
  * <h2>Array loops</h2>
  *
@@ -93,9 +100,9 @@ final class EarlyPolls {
   private static final int DEEP_STACK = -2;
 
   /**
-   * {@code classfile} with a poll before every backward branch of every method but {@code
-   * <clinit>} and bridges; {@code classfile} itself if there is none; null if it cannot (see
-   * 'Early polls').
+   * {@code classfile} with every loop of every method but {@code <clinit>} and bridges polled;
+   * {@code classfile} itself if there is none; null if it cannot, or for an array loop without
+   * calls (see 'Early polls' and 'Array loops').
    */
   static byte[] patch(byte[] classfile) {
     return patch(classfile, false);
@@ -134,7 +141,7 @@ final class EarlyPolls {
     /** Constant-pool index of the Fieldref {@code Preempt.pending I}, once appended. */
     private int pendingRef;
 
-    /** Whether the class verifies by type checking: major version 50 and up ('Old class files'). */
+    /** Whether the class declares frames: version 50 and up (PollInjector, 'Old class files'). */
     private boolean framed;
 
     /** Whether array loops without calls are patched ('Array loops'); false but in tests. */
@@ -345,10 +352,14 @@ final class EarlyPolls {
       if (pos > 0xFFFF) {
         throw new Unpatchable("code past 65535 bytes");
       }
+      // max_stack: a head's GETSTATIC pushes one int on what the loop keeps on the stack
+      int maxStack = u2(b, p + 6) + (heads.isEmpty() ? 0 : 1);
+      if (maxStack > 0xFFFF) {
+        throw new Unpatchable("max_stack at its limit");
+      }
       int headerAt = out.size();
       out.write(b, p, 6); // name, length (filled in below)
-      // max_stack: a head's GETSTATIC pushes one int on what the loop keeps on the stack
-      out.u2(Math.min(0xFFFF, u2(b, p + 6) + (heads.isEmpty() ? 0 : 1)));
+      out.u2(maxStack);
       out.write(b, p + 8, 2); // max_locals
       out.u4(pos);
       int codeAt = out.size();
