@@ -66,29 +66,20 @@ final class BackEdges {
     int p = 10;
     for (int i = 1; i < count; i++) {
       int tag = b[p] & 0xFF;
-      switch (tag) {
-        case 1 -> { // Utf8
-          int len = u2(b, p + 1);
-          if (len == 4
-              && b[p + 3] == 'C'
-              && b[p + 4] == 'o'
-              && b[p + 5] == 'd'
-              && b[p + 6] == 'e') {
-            code = i;
-          }
-          p += 3 + len;
-        }
-        case 3, 4, 9, 10, 11, 12, 17, 18 -> p += 5;
-        case 5, 6 -> { // Long, Double: two slots
-          p += 9;
-          i++;
-        }
-        case 7, 8, 16, 19, 20 -> p += 3;
-        case 15 -> p += 4;
-        default -> {
-          return true;
-        }
+      if (tag == 1
+          && u2(b, p + 1) == 4
+          && b[p + 3] == 'C'
+          && b[p + 4] == 'o'
+          && b[p + 5] == 'd'
+          && b[p + 6] == 'e') {
+        code = i;
       }
+      int len = constantLength(b, p);
+      if (len < 0) {
+        return true;
+      }
+      p += len;
+      i += tag == 5 || tag == 6 ? 1 : 0; // Long, Double: two slots
     }
     if (code < 0) {
       return false; // no method has code
@@ -115,6 +106,21 @@ final class BackEdges {
       }
     }
     return false;
+  }
+
+  /**
+   * The length in bytes of the constant-pool entry at {@code p}, its tag included; -1 for a tag
+   * this JDK does not define. Also read by {@link EarlyPolls}.
+   */
+  static int constantLength(byte[] b, int p) {
+    return switch (b[p] & 0xFF) {
+      case 1 -> 3 + u2(b, p + 1); // Utf8
+      case 3, 4, 9, 10, 11, 12, 17, 18 -> 5;
+      case 5, 6 -> 9; // Long, Double
+      case 7, 8, 16, 19, 20 -> 3;
+      case 15 -> 4;
+      default -> -1;
+    };
   }
 
   private static int skipAttributes(byte[] b, int p) {

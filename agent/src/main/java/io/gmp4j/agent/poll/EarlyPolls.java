@@ -167,17 +167,12 @@ final class EarlyPolls {
       for (int i = 1; i < count; i++) {
         cp[i] = p;
         int tag = b[p] & 0xFF;
-        switch (tag) {
-          case 1 -> p += 3 + u2(b, p + 1);
-          case 3, 4, 9, 10, 11, 12, 17, 18 -> p += 5;
-          case 5, 6 -> { // Long, Double: two slots
-            p += 9;
-            i++;
-          }
-          case 7, 8, 16, 19, 20 -> p += 3;
-          case 15 -> p += 4;
-          default -> throw new Unpatchable("constant tag " + tag);
+        int len = BackEdges.constantLength(b, p);
+        if (len < 0) {
+          throw new Unpatchable("constant tag " + tag);
         }
+        p += len;
+        i += tag == 5 || tag == 6 ? 1 : 0; // Long, Double: two slots
       }
       int poolEnd = p;
       p += 6; // access_flags, this_class, super_class
@@ -225,26 +220,27 @@ final class EarlyPolls {
      */
     private void appendPoll(int count) {
       utf8(PollInjector.PREEMPT_OWNER); // count
-      out.u1(7); // Class
+      out.u1(7); // Class, count + 1
       out.u2(count);
-      utf8(PollInjector.POLL_NAME); // count + 2
-      utf8("()V"); // count + 3
-      out.u1(12); // NameAndType, count + 4
-      out.u2(count + 2);
-      out.u2(count + 3);
-      out.u1(10); // Methodref, count + 5
-      out.u2(count + 1);
-      out.u2(count + 4);
-      pollRef = count + 5;
-      utf8(PollInjector.PENDING_NAME); // count + 6
-      utf8("I"); // count + 7
-      out.u1(12); // NameAndType, count + 8
-      out.u2(count + 6);
-      out.u2(count + 7);
-      out.u1(9); // Fieldref, count + 9
-      out.u2(count + 1);
-      out.u2(count + 8);
-      pendingRef = count + 9;
+      pollRef = member(10, count + 1, PollInjector.POLL_NAME, "()V", count + 2);
+      pendingRef = member(9, count + 1, PollInjector.PENDING_NAME, "I", count + 6);
+    }
+
+    /**
+     * Appends, from index {@code at}, the Utf8s of {@code name} and {@code descriptor}, their
+     * NameAndType and a member reference of {@code tag} (9 Fieldref, 10 Methodref) in class
+     * {@code owner}; returns the reference's index, {@code at + 3}.
+     */
+    private int member(int tag, int owner, String name, String descriptor, int at) {
+      utf8(name); // at
+      utf8(descriptor); // at + 1
+      out.u1(12); // NameAndType, at + 2
+      out.u2(at);
+      out.u2(at + 1);
+      out.u1(tag); // at + 3
+      out.u2(owner);
+      out.u2(at + 2);
+      return at + 3;
     }
 
     private void utf8(String ascii) {
