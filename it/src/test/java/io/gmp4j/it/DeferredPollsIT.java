@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import example.apps.AttachWorkload;
+import example.apps.BusyThenQuiet;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -74,5 +75,25 @@ class DeferredPollsIT {
           app.err().lines().noneMatch(l -> l.contains("uninstrumented") || l.contains("Error")),
           app.toString());
     }
+  }
+
+  /**
+   * By default (no option): while a hog keeps the process busy, the deferral does not end, so
+   * the running loop keeps its compiled early-polled code rather than going on in the
+   * interpreter after a retransformation; once the process is idle the classes get their placed
+   * polls, and the summary counts the hog's class among them.
+   */
+  @Test
+  void byDefaultABusyProcessKeepsItsEarlyPollsUntilItIsQuiet() throws Exception {
+    ChildJvm.Result r =
+        ChildJvm.withAgent("preempt.report=1", BusyThenQuiet.class, STEP, "4000", "3000");
+    assertEquals(0, r.exit(), r.toString());
+    System.out.println(
+        "DeferredPollsIT by default: busy=" + r.value("busy") + ", then quiet=" + r.value("quiet"));
+    assertEquals("deferring", r.value("busy"), r.toString());
+    assertTrue(r.value("quiet").startsWith("done"), r.toString());
+    Matcher m = SUMMARY.matcher(r.err());
+    assertTrue(m.find(), r.toString());
+    assertTrue(Integer.parseInt(m.group(2)) >= 1, r.toString()); // BusyThenQuiet at least
   }
 }
