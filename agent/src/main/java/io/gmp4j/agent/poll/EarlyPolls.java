@@ -59,17 +59,17 @@ import java.util.BitSet;
  * <h2>Array loops</h2>
  *
  * The check is a volatile load and a branch on every pass, where PollInjector would count down
- * or strip-mine, and in a loop that C2 would vectorize that costs several times over (2.6x to
- * 6.2x on the loop kernels that read and write arrays: BENCHMARKS.md, 'Early polls'), because
+ * or strip-mine, and in a loop that C2 would vectorize that costs several times over (2.5x to
+ * 6.1x on the loop kernels that read and write arrays: BENCHMARKS.md, 'Early polls'), because
  * the barrier and the branch turn SuperWord off (agent-notes §3.2). Such a class would run that
  * slowly until its rewrite, and in a process that is never quiet that is for good. So a method
  * with a loop whose bytes, from its head to its backward branch, hold an array load or store and
  * no invoke instruction is not patched: the answer is null, and the class is rewritten at load,
  * placed polls and all. On Spring Boot's start-up that is 81 of the 783 classes with loops; the
- * other 702 take the patch. A loop that calls, or touches no array, costs about what its placed
- * polls cost with the check (listWalk 0.96x, collatz 1.04x of the rewrite's time); the worst of
- * the kernels that keep it, a boxed list summed through calls that C2 inlines, runs 2.2x slower
- * until its rewrite.
+ * other 702 take the patch. The rule is per class: one such loop sends the whole class to the
+ * rewrite. Of the loop kernels, those it leaves to the early form touch no array and cost about
+ * what their placed polls cost (listWalk 0.91x, collatz 1.04x); a loop that calls pays the check
+ * beside its calls until its rewrite (the kernels have none that the rule would leave alone).
  *
  * <p>Go has it the other way round: its compiler puts a check in every loop from the start, and
  * since Go 1.14 a signal preempts a loop with none. The JVM has neither, so a loop is
