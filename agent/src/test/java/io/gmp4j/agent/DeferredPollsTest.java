@@ -32,8 +32,7 @@ class DeferredPollsTest {
 
   /**
    * Classes an AOT cache loaded before premain have no early polls: deferring them brings back
-   * the deadline of step 2. Without the option set, premain does not defer them at all
-   * ('Deferred polls by default').
+   * the deadline of step 2.
    */
   @Test
   void classesWithoutEarlyPollsBringTheDeadline() {
