@@ -139,12 +139,6 @@ final class DeferredPolls implements PollInjector.Deferral {
   /** The internal names deferred so far. Guarded by the monitor. */
   private final Set<String> names = new HashSet<>();
 
-  /**
-   * The classes {@link #defer} took, each with early polls (a name loaded by two loaders counts
-   * twice, as Coverage counts it). Guarded by the monitor.
-   */
-  private long deferredAtLoad;
-
   /** When the last class was deferred (System.nanoTime). Written under the monitor; volatile. */
   private volatile long lastDeferNanos;
 
@@ -165,7 +159,6 @@ final class DeferredPolls implements PollInjector.Deferral {
         return false;
       }
       names.add(internalClassName);
-      deferredAtLoad++;
       lastDeferNanos = System.nanoTime();
       return true;
     }
@@ -183,11 +176,6 @@ final class DeferredPolls implements PollInjector.Deferral {
   /** {@link #withoutPolls}. Any thread. */
   synchronized boolean withoutPolls() {
     return withoutPolls;
-  }
-
-  /** {@link #deferredAtLoad}. Any thread. */
-  synchronized long deferredAtLoad() {
-    return deferredAtLoad;
   }
 
   /** Step 2's end: the names deferred, after which no class is. Only on gmp4j-defer. */
@@ -278,7 +266,7 @@ final class DeferredPolls implements PollInjector.Deferral {
               !report,
               this)
           .run();
-      Coverage.global().earlyRewritten(deferral.deferredAtLoad()); // now counted as rewritten
+      Coverage.global().earlyRewritten(); // every class it took with early polls: retransformed
     }
 
     /**

@@ -102,19 +102,9 @@ final class Retransformer implements Runnable {
 
   /**
    * Steps 2 to 5 for the classes named in {@code only} (internal names; null for all), run on
-   * the caller's thread by {@link #run}: 'Deferred polls' in {@link DeferredPolls}.
+   * the caller's thread by {@link #run}: 'Deferred polls' in {@link DeferredPolls}, with its
+   * {@code gate} before each batch (null: none).
    */
-  Retransformer(
-      Instrumentation inst,
-      PreemptPollTransformer transformer,
-      Set<String> only,
-      String prefix,
-      String origin,
-      boolean quiet) {
-    this(inst, transformer, only, prefix, origin, quiet, null);
-  }
-
-  /** As above, each batch waiting for {@code gate} first (null: none). */
   Retransformer(
       Instrumentation inst,
       PreemptPollTransformer transformer,
@@ -144,7 +134,8 @@ final class Retransformer implements Runnable {
       AgentState.publish(AgentState.RETRANSFORM, "running 0/?");
       Thread t =
           new Thread(
-              new Retransformer(inst, transformer, only, "gmp4j: retransform: ", origin, false),
+              new Retransformer(
+                  inst, transformer, only, "gmp4j: retransform: ", origin, false, null),
               "gmp4j-retransform");
       t.setDaemon(true);
       t.start();

@@ -98,8 +98,8 @@ public final class Coverage {
 
   /**
    * Classes loaded with early polls whose rewrite is still to come ('Deferred polls' in the
-   * agent's DeferredPolls): added to by the injector as it defers each, taken from by the
-   * deferral once it has retransformed them. Not in {@link #instrumented} until then.
+   * agent's DeferredPolls): added to by the injector as it defers each, reset by the deferral
+   * once it has retransformed them. Not in {@link #instrumented} until then.
    */
   private final LongAdder early = new LongAdder();
 
@@ -239,9 +239,12 @@ public final class Coverage {
     early.increment();
   }
 
-  /** {@code n} classes that {@link #earlyPolls} counted were retransformed. Any thread. */
-  public void earlyRewritten(long n) {
-    early.add(-n);
+  /**
+   * The classes {@link #earlyPolls} counted were all retransformed: called by the deferral once
+   * its retransformation is over, when no class is deferred any more, so nothing adds meanwhile.
+   */
+  public void earlyRewritten() {
+    early.reset();
   }
 
   /** Classes with early polls awaiting their rewrite. */

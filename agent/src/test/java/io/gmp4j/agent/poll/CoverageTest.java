@@ -151,6 +151,9 @@ class CoverageTest {
     assertTrue(
         coverage.summaryLine().contains("; 1 class with early polls, placed polls to come"),
         coverage.summaryLine());
+    coverage.earlyRewritten(); // the deferral's end, once it retransformed them
+    assertEquals(0, coverage.early());
+    assertFalse(coverage.summaryLine().contains("early polls"), coverage.summaryLine());
 
     take[0] = false; // declined (the deferral has ended): the class is rewritten at once
     assertNotNull(
