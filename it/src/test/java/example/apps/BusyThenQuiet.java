@@ -4,7 +4,7 @@ package example.apps;
  * The deferral's two rules seen from the application ('Deferred polls' in the agent's
  * DeferredPolls): a busy process keeps its early polls, and a quiet one gets its placed polls.
  *
- * <p>A virtual thread spins in {@link #spin}, a loop that calls nothing (so its class has early
+ * <p>A virtual thread spins in {@link Spinner#spin}, a loop that calls nothing (so its class has early
  * polls by default), for {@code args[0]} ms; meanwhile, {@code args[1]} ms in, main reads the
  * agent's {@code gmp4j.retransform} property and prints it as {@code busy=}. Once the spin is
  * over the process is idle, and main prints the property as {@code quiet=} when it says {@code
@@ -14,16 +14,22 @@ package example.apps;
 public final class BusyThenQuiet {
   private BusyThenQuiet() {}
 
-  /** A loop without calls or arrays: early polls at load, placed polls once retransformed. */
-  static long spin(long nanos) {
-    long end = System.nanoTime() + nanos;
-    long x = 1;
-    while (System.nanoTime() < end) {
-      for (int i = 0; i < 1000; i++) {
-        x = x * 6364136223846793005L + 1442695040888963407L;
+  /**
+   * The spinning class; not main's, which main is in to the end ('Running classes' in the
+   * agent's Retransformer keeps a class whose loop a thread is in).
+   */
+  static final class Spinner {
+    /** A loop without calls or arrays: early polls at load, placed polls once retransformed. */
+    static long spin(long nanos) {
+      long end = System.nanoTime() + nanos;
+      long x = 1;
+      while (System.nanoTime() < end) {
+        for (int i = 0; i < 1000; i++) {
+          x = x * 6364136223846793005L + 1442695040888963407L;
+        }
       }
+      return x;
     }
-    return x;
   }
 
   public static void main(String[] args) throws Exception {
@@ -31,7 +37,7 @@ public final class BusyThenQuiet {
     long busyMs = Long.parseLong(args[0]);
     long lookMs = Long.parseLong(args[1]);
     long[] spun = new long[1];
-    Thread t = Thread.ofVirtual().start(() -> spun[0] = spin(busyMs * 1_000_000L));
+    Thread t = Thread.ofVirtual().start(() -> spun[0] = Spinner.spin(busyMs * 1_000_000L));
     Thread.sleep(lookMs);
     System.out.println("busy=" + System.getProperty("gmp4j.retransform"));
     t.join();

@@ -106,5 +106,10 @@ final class PollInjectors {
     public boolean leavesAlone(ClassLoader loader, String name, byte[] classfile) {
       return injector.leavesAlone(loader, name, classfile);
     }
+
+    @Override
+    public java.util.Set<String> changedMethods(byte[] classfile) {
+      return injector.changedMethods(classfile);
+    }
   }
 }

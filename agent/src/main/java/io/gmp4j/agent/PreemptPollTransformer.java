@@ -2,6 +2,7 @@ package io.gmp4j.agent;
 
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
+import java.util.Set;
 
 /**
  * Hands each application class to the loop-poll injector ({@code io.gmp4j.agent.poll}), and
@@ -58,6 +59,14 @@ final class PreemptPollTransformer implements ClassFileTransformer {
      */
     default boolean leavesAlone(ClassLoader loader, String internalClassName, byte[] classfile) {
       return false;
+    }
+
+    /**
+     * The names of the methods of {@code classfile} that {@link #transform} may change, or null
+     * when any may ('Running classes' in {@link Retransformer}). Never throws.
+     */
+    default Set<String> changedMethods(byte[] classfile) {
+      return null;
     }
   }
 
@@ -134,6 +143,15 @@ final class PreemptPollTransformer implements ClassFileTransformer {
       return injector.leavesAlone(loader, className, classfile);
     } catch (Throwable t) {
       return false;
+    }
+  }
+
+  /** See {@link Injector#changedMethods}; never throws. */
+  Set<String> changedMethods(byte[] classfile) {
+    try {
+      return injector.changedMethods(classfile);
+    } catch (Throwable t) {
+      return null;
     }
   }
 

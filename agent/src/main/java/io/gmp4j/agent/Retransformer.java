@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.security.CodeSource;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -36,7 +37,8 @@ import java.util.jar.JarFile;
  *   <li>Leave out those that {@link PreemptPollTransformer#leavesAlone} says would come back
  *       unchanged, read from their class files ('Class files read back').
  *   <li>Retransform the rest {@value #BATCH} at a time, pausing {@value #PAUSE_MS} ms between
- *       batches. A retransformation runs at a safepoint per batch and deoptimizes compiled code
+ *       batches, and leaving for later the classes of a batch that some thread is running a
+ *       method of ('Running classes'). A retransformation runs at a safepoint per batch and deoptimizes compiled code
  *       that depends on the classes; small batches keep each pause short (the JDK's own
  *       retransform of 32 small classes takes about a millisecond here), and the pause lets the
  *       app run between them. A batch that fails is retried one class at a time, so one bad class
@@ -48,6 +50,29 @@ import java.util.jar.JarFile;
  * A method already on a stack keeps its old code until it is next entered: a loop that started
  * before the attach and never returns has no poll, and the hog hand-off covers it meanwhile.
  * Retransformation replaces code only: no field, no state, nothing in flight changes.
+ *
+ * <h2>Running classes</h2>
+ *
+ * A method that is running, or waiting on a parked virtual thread's stack, when its class is
+ * retransformed goes on in its old version, and HotSpot never compiles an old version again: it
+ * runs in the interpreter until it returns, about 11 times slower in a loop (BENCHMARKS.md,
+ * 'Early polls'). For a loop that never returns (a server's accept or poller loop) that is for
+ * good. So before each batch one look at every stack ({@link #methodsOnStacks}: every platform
+ * thread's and every goroutine's) finds the classes that some thread is in, in a method that the
+ * retransformation changes (one with a backward branch, read from the class file as in 'Class
+ * files read back'; any method where that is not known), and those wait:
+ * after the others they are looked at again, {@value #LOOK_MS} ms apart, {@value #LOOKS} times
+ * in all. A class still on a stack at the last look is left as it is by the deferral (it has its
+ * early polls, 'Deferred polls' in DeferredPolls) and retransformed all the same after an attach
+ * or for an AOT cache (without it the class would never get a poll). A method without a loop is
+ * not changed, so HotSpot keeps running it where it runs. The look is by class and method name,
+ * so a class of the same name in another loader, or an overload, waits too.
+ *
+ * <p>What it cannot see: a thread that enters the class between the look and the
+ * retransformation (the injector's work for the batch, then a safepoint), and virtual threads
+ * that the JDK's scheduler runs (where gmp4j's could not be installed). The look costs one
+ * safepoint for the platform threads and a stack walk per goroutine, a handshake for a mounted
+ * one; a batch waits for the deferral's quiet process first, so it is taken when little runs.
  *
  * <h2>Class files read back</h2>
  *
@@ -76,6 +101,12 @@ final class Retransformer implements Runnable {
   static final long PAUSE_MS = 5;
   static final long PROGRESS_MS = 2000;
 
+  /** 'Running classes': how many times a class found on a stack is looked at again. */
+  static final int LOOKS = 5;
+
+  /** 'Running classes': the wait between two looks at the classes found on a stack. */
+  static final long LOOK_MS = 1000;
+
   private final Instrumentation inst;
   private final PreemptPollTransformer transformer;
 
@@ -93,6 +124,13 @@ final class Retransformer implements Runnable {
 
   /** Waited on before each batch (null: none); see {@link Gate}. */
   private final Gate gate;
+
+  /**
+   * 'Running classes': true to leave as they are the classes still on a stack after {@value
+   * #LOOKS} looks (the deferral: they have their early polls), false to retransform them then
+   * (an attach, an AOT cache: they have no poll otherwise).
+   */
+  private final boolean keepRunning;
 
   /** What a caller may make each batch wait for: the deferral's quiet process (DeferredPolls). */
   interface Gate {
@@ -120,6 +158,7 @@ final class Retransformer implements Runnable {
     this.origin = origin;
     this.quiet = quiet;
     this.gate = gate;
+    this.keepRunning = gate != null;
   }
 
   /**
@@ -166,6 +205,95 @@ final class Retransformer implements Runnable {
               + "; the classes not done yet keep running without polls";
       Stderr.line(line);
       AgentState.publish(AgentState.RETRANSFORM, "done " + line);
+    }
+  }
+
+  /**
+   * Retransforms {@code classes} in one call, and one at a time if the JVM refuses the call, so
+   * one bad class leaves only itself without polls (added to {@code failed}).
+   */
+  private void retransform(List<Class<?>> classes, List<String> failed) {
+    if (classes.isEmpty()) {
+      return;
+    }
+    try {
+      inst.retransformClasses(classes.toArray(new Class<?>[0]));
+    } catch (Throwable batchFailed) {
+      for (Class<?> c : classes) {
+        try {
+          inst.retransformClasses(c);
+        } catch (Throwable t) {
+          failed.add(c.getName() + " (" + Stderr.describe(t) + ")");
+        }
+      }
+    }
+  }
+
+  /**
+   * The classes of {@code batch} that no thread is in, from one look at every stack ('Running
+   * classes'); the others are added to {@code running}. A class in {@code changes} counts only
+   * if a thread is in one of the methods named there, the ones its retransformation changes.
+   * Only on the thread that runs {@link #run}.
+   */
+  private static List<Class<?>> notRunning(
+      List<Class<?>> batch, Map<Class<?>, Set<String>> changes, List<Class<?>> running) {
+    Map<String, Set<String>> onStacks = methodsOnStacks();
+    List<Class<?>> now = new ArrayList<>(batch.size());
+    for (Class<?> c : batch) {
+      Set<String> in = onStacks.get(c.getName());
+      Set<String> changed = changes.get(c);
+      boolean busy =
+          in != null && (changed == null || !java.util.Collections.disjoint(in, changed));
+      (busy ? running : now).add(c);
+    }
+    return now;
+  }
+
+  /**
+   * Binary class name → the names of its methods on some thread's stack: every platform thread
+   * (a carrier shows its own frames, not its virtual thread's) and every live goroutine, through
+   * {@code Gmp.goroutines()} on the boot class path. Virtual threads the JDK's scheduler runs
+   * (where gmp4j's could not be installed) are not seen. Never throws: what cannot be read is
+   * left out.
+   */
+  static Map<String, Set<String>> methodsOnStacks() {
+    Map<String, Set<String>> names = new HashMap<>();
+    try {
+      for (StackTraceElement[] st : Thread.getAllStackTraces().values()) {
+        addMethods(st, names);
+      }
+    } catch (RuntimeException ignored) {
+      // a security manager's refusal (JDK 17 and older only): no platform thread seen
+    }
+    try {
+      for (io.gmp4j.GoroutineInfo g : io.gmp4j.Gmp.goroutines()) {
+        Thread t = g.thread();
+        if (t != null) {
+          addMethods(t.getStackTrace(), names); // mounted: a handshake with its carrier
+        }
+      }
+    } catch (RuntimeException | LinkageError ignored) {
+      // no gmp4j scheduler: only the platform threads were seen
+    }
+    return names;
+  }
+
+  /** The names of the first {@code max} classes, then how many more. */
+  private static String names(List<Class<?>> classes, int max) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < Math.min(max, classes.size()); i++) {
+      sb.append(i == 0 ? "" : ", ").append(classes.get(i).getName());
+    }
+    return classes.size() > max ? sb + " and " + (classes.size() - max) + " more" : sb.toString();
+  }
+
+  private static void addMethods(StackTraceElement[] stack, Map<String, Set<String>> names) {
+    for (StackTraceElement e : stack) {
+      Set<String> methods = names.get(e.getClassName());
+      if (methods == null) {
+        names.put(e.getClassName(), methods = new HashSet<>());
+      }
+      methods.add(e.getMethodName());
     }
   }
 
@@ -221,6 +349,7 @@ final class Retransformer implements Runnable {
   private String retransformAll() throws InterruptedException {
     long t0 = System.nanoTime();
     List<Class<?>> todo = new ArrayList<>();
+    Map<Class<?>, Set<String>> changes = new HashMap<>();
     int unmodifiable = 0;
     int readBack = 0;
     Map<String, JarFile> jars = new HashMap<>();
@@ -240,6 +369,10 @@ final class Retransformer implements Runnable {
           continue;
         }
         todo.add(c);
+        Set<String> changed = file == null ? null : transformer.changedMethods(file);
+        if (changed != null) {
+          changes.put(c, changed); // 'Running classes': only these matter on a stack
+        }
       }
     } finally {
       for (JarFile jar : jars.values()) {
@@ -252,31 +385,39 @@ final class Retransformer implements Runnable {
     }
     long changed0 = transformer.retransformedOnThisThread();
     List<String> failed = new ArrayList<>();
+    List<Class<?>> running = new ArrayList<>(); // 'Running classes': found on a stack
+    int total = todo.size();
+    int done = 0;
     long lastProgress = t0;
-    for (int i = 0; i < todo.size(); i += BATCH) {
-      List<Class<?>> batch = todo.subList(i, Math.min(todo.size(), i + BATCH));
-      if (gate != null) {
-        gate.await();
-      }
-      try {
-        inst.retransformClasses(batch.toArray(new Class<?>[0]));
-      } catch (Throwable batchFailed) {
-        for (Class<?> c : batch) {
-          try {
-            inst.retransformClasses(c);
-          } catch (Throwable t) {
-            failed.add(c.getName() + " (" + Stderr.describe(t) + ")");
-          }
+    for (int look = 1; ; look++) {
+      for (int i = 0; i < todo.size(); i += BATCH) {
+        List<Class<?>> batch = todo.subList(i, Math.min(todo.size(), i + BATCH));
+        if (gate != null) {
+          gate.await();
         }
+        List<Class<?>> now = notRunning(batch, changes, running);
+        retransform(now, failed);
+        done += now.size();
+        AgentState.publish(AgentState.RETRANSFORM, "running " + done + "/" + total);
+        long t = System.nanoTime();
+        if (t - lastProgress >= PROGRESS_MS * 1_000_000L && done < total && !quiet) {
+          lastProgress = t;
+          Stderr.line(prefix + done + " of " + total + " classes");
+        }
+        Thread.sleep(PAUSE_MS);
       }
-      int done = Math.min(todo.size(), i + BATCH);
-      AgentState.publish(AgentState.RETRANSFORM, "running " + done + "/" + todo.size());
-      long now = System.nanoTime();
-      if (now - lastProgress >= PROGRESS_MS * 1_000_000L && done < todo.size() && !quiet) {
-        lastProgress = now;
-        Stderr.line(prefix + done + " of " + todo.size() + " classes");
+      if (running.isEmpty() || look == LOOKS) {
+        break;
       }
-      Thread.sleep(PAUSE_MS);
+      todo = running;
+      running = new ArrayList<>();
+      Thread.sleep(LOOK_MS);
+    }
+    int keptRunning = 0;
+    if (!running.isEmpty() && keepRunning) {
+      keptRunning = running.size(); // the deferral: their early polls stay
+    } else if (!running.isEmpty()) {
+      retransform(running, failed); // an attach: without it they would have no poll at all
     }
     // Counted on this thread: Coverage's counts also move with the classes that other threads
     // load meanwhile (the JVM's verification of a class being redefined loads some), and the
@@ -290,12 +431,20 @@ final class Retransformer implements Runnable {
     if (unmodifiable > 0) {
       why.add(unmodifiable + " not modifiable");
     }
+    if (keptRunning > 0) {
+      why.add(
+          keptRunning
+              + " on a thread's stack at each of "
+              + LOOKS
+              + " looks, kept as they were: "
+              + names(running, 5));
+    }
     if (!failed.isEmpty()) {
       why.add(failed.size() + " refused by the JVM, first: " + failed.get(0));
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
-    int n = todo.size() + unmodifiable + readBack;
-    long unchanged = todo.size() - failed.size() - polls;
+    int n = total + unmodifiable + readBack;
+    long unchanged = total - keptRunning - failed.size() - polls;
     if (unchanged > 0) {
       why.add(unchanged + " unchanged by the injector (no loop, excluded or too large)");
     }

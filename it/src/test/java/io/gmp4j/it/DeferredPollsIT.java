@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import example.apps.AttachWorkload;
 import example.apps.BusyThenQuiet;
+import example.apps.RunningClasses;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -97,4 +98,28 @@ class DeferredPollsIT {
     assertTrue(m.find(), r.toString());
     assertTrue(Integer.parseInt(m.group(2)) >= 1, r.toString()); // BusyThenQuiet at least
   }
+
+  /**
+   * 'Running classes' in the agent's Retransformer: when the deferral ends, a class that a
+   * parked virtual thread is in waits; one the thread leaves later gets its placed polls at a
+   * later look, and one it never leaves is kept as it was, named in the summary.
+   */
+  @Test
+  void aClassSomeThreadIsInWaitsAndOneItNeverLeavesIsKept() throws Exception {
+    ChildJvm.Result r =
+        ChildJvm.withAgent("preempt.defer=500ms,preempt.report=1", RunningClasses.class, STEP);
+    assertEquals(0, r.exit(), r.toString());
+    String done = r.value("done");
+    System.out.println("DeferredPollsIT seen=" + r.value("seen") + ", then done=" + done);
+    assertTrue(r.value("seen").startsWith("running"), r.toString());
+    Matcher m = KEPT.matcher(done);
+    assertTrue(m.find(), r.toString());
+    List<String> kept = List.of(m.group(2).split(", "));
+    // not Brief, retried after it left; not main's class, whose loop main is in only at times
+    assertEquals(List.of("example.apps.RunningClasses$Forever"), kept, r.toString());
+    assertEquals("1", m.group(1), r.toString());
+  }
+
+  private static final Pattern KEPT =
+      Pattern.compile("(\\d+) on a thread's stack at each of 5 looks, kept as they were: ([^)]*)");
 }

@@ -1,6 +1,9 @@
 package io.gmp4j.agent.poll;
 
+import java.nio.charset.StandardCharsets;
 import java.util.BitSet;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * The transformer's fast reject: whether a class file has any backward branch at all, read
@@ -50,22 +53,42 @@ final class BackEdges {
   static BitSet methods(byte[] classfile) {
     try {
       BitSet out = new BitSet();
-      return scan(classfile, out) ? null : out;
+      return scan(classfile, out, null) ? null : out;
     } catch (RuntimeException unreadable) {
       return null; // e.g. ArrayIndexOutOfBoundsException: the slow path says what is wrong
     }
   }
 
-  /** Fills {@code out}; true if the file cannot be read this way. */
-  private static boolean scan(byte[] b, BitSet out) {
+  /**
+   * The names of the methods that may branch backward, as {@link #methods} finds them; null if
+   * the file cannot be read this way. 'Running classes' in the agent's Retransformer.
+   */
+  static Set<String> methodNames(byte[] classfile) {
+    try {
+      Set<String> names = new HashSet<>();
+      return scan(classfile, new BitSet(), names) ? null : names;
+    } catch (RuntimeException unreadable) {
+      return null;
+    }
+  }
+
+  /**
+   * Fills {@code out}, and {@code names} with those methods' names unless it is null; true if
+   * the file cannot be read this way.
+   */
+  private static boolean scan(byte[] b, BitSet out, Set<String> names) {
     if (u4(b, 0) != 0xCAFEBABE) {
       return true;
     }
     int count = u2(b, 8);
+    int[] at = names == null ? null : new int[count]; // constant-pool index -> offset
     int code = -1; // constant-pool index of the Utf8 "Code"
     int p = 10;
     for (int i = 1; i < count; i++) {
       int tag = b[p] & 0xFF;
+      if (at != null) {
+        at[i] = p;
+      }
       if (tag == 1
           && u2(b, p + 1) == 4
           && b[p + 3] == 'C'
@@ -94,6 +117,7 @@ final class BackEdges {
     int methods = u2(b, p);
     p += 2;
     for (int m = 0; m < methods; m++) {
+      int nameAt = p + 2; // method_info: access_flags, name_index, descriptor_index, attributes
       int attributes = u2(b, p + 6);
       p += 8;
       for (int a = 0; a < attributes; a++) {
@@ -101,6 +125,9 @@ final class BackEdges {
         int len = u4(b, p + 2);
         if (name == code && backward(b, p + 14, u4(b, p + 10))) {
           out.set(m);
+          if (names != null) {
+            names.add(utf8(b, at[u2(b, nameAt)]));
+          }
         }
         p += 6 + len;
       }
@@ -121,6 +148,17 @@ final class BackEdges {
       case 15 -> 4;
       default -> -1;
     };
+  }
+
+  /**
+   * The CONSTANT_Utf8 at {@code p}, decoded as UTF-8: the same as the JVM's modified UTF-8 for
+   * every name without a NUL or a character outside the BMP.
+   */
+  private static String utf8(byte[] b, int p) {
+    if ((b[p] & 0xFF) != 1) {
+      throw new IllegalArgumentException("not a Utf8 at " + p);
+    }
+    return new String(b, p + 3, u2(b, p + 1), StandardCharsets.UTF_8);
   }
 
   private static int skipAttributes(byte[] b, int p) {

@@ -391,6 +391,17 @@ public final class PollInjector {
     }
   }
 
+  /**
+   * The names of the methods of {@code classfile} that {@link #transform} may change: those with
+   * a backward branch ('Fast reject' in {@link BackEdges}); null when any may change (prologue
+   * polls) or the bytes cannot be read that way. A method not named keeps its bytecode, so a
+   * retransformation leaves it running where it runs ('Running classes' in the agent's
+   * Retransformer). Any thread; never throws.
+   */
+  public Set<String> changedMethods(byte[] classfile) {
+    return prologuePolls ? null : BackEdges.methodNames(classfile);
+  }
+
   /** {@link #transform} of a selected class; records its outcome unless it throws. */
   private byte[] instrument(
       ClassLoader loader, String internalClassName, byte[] classfile, Deferral deferral) {
