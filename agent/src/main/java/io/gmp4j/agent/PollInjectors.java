@@ -111,5 +111,15 @@ final class PollInjectors {
     public java.util.Set<String> changedMethods(byte[] classfile) {
       return injector.changedMethods(classfile);
     }
+
+    @Override
+    public void prepare(String name, byte[] classfile) {
+      injector.prepare(name, classfile);
+    }
+
+    @Override
+    public void forgetPrepared() {
+      injector.forgetPrepared();
+    }
   }
 }

@@ -68,6 +68,15 @@ final class PreemptPollTransformer implements ClassFileTransformer {
     default Set<String> changedMethods(byte[] classfile) {
       return null;
     }
+
+    /**
+     * Does the work of this thread's next {@link #transform} of these bytes now ('Prepared
+     * rewrites' in {@link Retransformer}); records nothing. May throw.
+     */
+    default void prepare(String internalClassName, byte[] classfile) {}
+
+    /** Drops what {@link #prepare} kept on this thread. */
+    default void forgetPrepared() {}
   }
 
   /** Internal-name prefixes never instrumented (step 4). */
@@ -143,6 +152,24 @@ final class PreemptPollTransformer implements ClassFileTransformer {
       return injector.leavesAlone(loader, className, classfile);
     } catch (Throwable t) {
       return false;
+    }
+  }
+
+  /** See {@link Injector#prepare}; never throws. */
+  void prepare(String className, byte[] classfile) {
+    try {
+      injector.prepare(className, classfile);
+    } catch (Throwable t) {
+      // the retransformation does the work itself, and says what goes wrong
+    }
+  }
+
+  /** See {@link Injector#forgetPrepared}; never throws. */
+  void forgetPrepared() {
+    try {
+      injector.forgetPrepared();
+    } catch (Throwable t) {
+      // nothing kept
     }
   }
 

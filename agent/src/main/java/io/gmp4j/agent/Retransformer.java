@@ -68,11 +68,23 @@ import java.util.jar.JarFile;
  * not changed, so HotSpot keeps running it where it runs. The look is by class and method name,
  * so a class of the same name in another loader, or an overload, waits too.
  *
- * <p>What it cannot see: a thread that enters the class between the look and the
- * retransformation (the injector's work for the batch, then a safepoint), and virtual threads
- * that the JDK's scheduler runs (where gmp4j's could not be installed). The look costs one
- * safepoint for the platform threads and a stack walk per goroutine, a handshake for a mounted
- * one; a batch waits for the deferral's quiet process first, so it is taken when little runs.
+ * <h2>Prepared rewrites</h2>
+ *
+ * Between the look and the safepoint that replaces the code, the JVM calls the transformer for
+ * each class of the batch, and a thread that enters a changed method meanwhile is not seen. The
+ * injector's rewrite is most of that time (on the first batch, with the injector not yet
+ * compiled, tens of milliseconds a class). So the injector rewrites the batch before the look,
+ * from the class files read back ('Class files read back'), and keeps the results on this
+ * thread ({@link PreemptPollTransformer#prepare}); the transformer, called by the JVM on this
+ * same thread with the same bytes, takes them and records them as its own. What remains between
+ * the look and the safepoint is a hash of each class file. Bytes that differ (another agent's
+ * transformer changed them at load) are rewritten there as before.
+ *
+ * <p>What it cannot see: a thread that enters a changed method in that remaining moment, and
+ * virtual threads that the JDK's scheduler runs (where gmp4j's could not be installed). The look
+ * costs one safepoint for the platform threads and a stack walk per goroutine, a handshake for a
+ * mounted one; a batch waits for the deferral's quiet process first, so it is taken when little
+ * runs.
  *
  * <h2>Class files read back</h2>
  *
@@ -350,6 +362,7 @@ final class Retransformer implements Runnable {
     long t0 = System.nanoTime();
     List<Class<?>> todo = new ArrayList<>();
     Map<Class<?>, Set<String>> changes = new HashMap<>();
+    Map<Class<?>, byte[]> files = new HashMap<>();
     int unmodifiable = 0;
     int readBack = 0;
     Map<String, JarFile> jars = new HashMap<>();
@@ -373,6 +386,9 @@ final class Retransformer implements Runnable {
         if (changed != null) {
           changes.put(c, changed); // 'Running classes': only these matter on a stack
         }
+        if (file != null) {
+          files.put(c, file); // 'Prepared rewrites'
+        }
       }
     } finally {
       for (JarFile jar : jars.values()) {
@@ -395,8 +411,18 @@ final class Retransformer implements Runnable {
         if (gate != null) {
           gate.await();
         }
+        for (Class<?> c : batch) { // 'Prepared rewrites': the work before the look
+          byte[] file = files.get(c);
+          if (file != null) {
+            transformer.prepare(c.getName().replace('.', '/'), file);
+          }
+        }
         List<Class<?>> now = notRunning(batch, changes, running);
         retransform(now, failed);
+        transformer.forgetPrepared();
+        for (Class<?> c : now) {
+          files.remove(c);
+        }
         done += now.size();
         AgentState.publish(AgentState.RETRANSFORM, "running " + done + "/" + total);
         long t = System.nanoTime();

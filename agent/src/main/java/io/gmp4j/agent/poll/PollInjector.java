@@ -185,6 +185,14 @@ public final class PollInjector {
 
   private static final ThreadLocal<Stats> LAST_STATS = new ThreadLocal<>();
 
+  /**
+   * 'Prepared rewrites': per thread, the rewrites {@link #prepare} made ahead, by the class
+   * file's bytes. Set and read only by the thread that owns it (the JVM calls a retransformation's
+   * transformer on the thread that asked for it).
+   */
+  private static final ThreadLocal<java.util.Map<Bytes, RewriteCache.Outcome>> PREPARED =
+      new ThreadLocal<>();
+
   private final Pattern[] includes;
   private final Pattern[] excludes;
   private final boolean prologuePolls;
@@ -402,6 +410,67 @@ public final class PollInjector {
     return prologuePolls ? null : BackEdges.methodNames(classfile);
   }
 
+  /**
+   * 'Prepared rewrites' (in the agent's Retransformer): rewrites {@code classfile} now, on this
+   * thread, for the next {@link #transform} of the same bytes on this thread to take without
+   * the work, which then records its outcome as if it had made it. Nothing is recorded here; a
+   * class that needs no rewrite (excluded, no loop) or whose rewrite throws is not kept, and its
+   * transform does what it would have done. Kept until taken or {@link #forgetPrepared}.
+   */
+  public void prepare(String internalClassName, byte[] classfile) {
+    try {
+      if (refused(internalClassName) || !selects(internalClassName)) {
+        return;
+      }
+      BitSet loops = prologuePolls ? null : BackEdges.methods(classfile);
+      if (loops != null && loops.isEmpty()) {
+        return;
+      }
+      java.util.Map<Bytes, RewriteCache.Outcome> m = PREPARED.get();
+      if (m == null) {
+        PREPARED.set(m = new java.util.HashMap<>());
+      }
+      m.put(new Bytes(classfile), rewrite(classfile, loops));
+    } catch (RuntimeException | LinkageError e) {
+      // the transform rewrites it again and records what goes wrong
+    }
+  }
+
+  /** Drops what {@link #prepare} kept on this thread and no transform took. */
+  public void forgetPrepared() {
+    PREPARED.remove();
+  }
+
+  /** How many rewrites {@link #prepare} keeps on this thread; for tests. */
+  static int preparedHere() {
+    java.util.Map<Bytes, RewriteCache.Outcome> m = PREPARED.get();
+    return m == null ? 0 : m.size();
+  }
+
+  /** The outcome {@link #prepare} made of these bytes on this thread, taken; or null. */
+  private static RewriteCache.Outcome prepared(byte[] classfile) {
+    java.util.Map<Bytes, RewriteCache.Outcome> m = PREPARED.get();
+    return m == null || m.isEmpty() ? null : m.remove(new Bytes(classfile));
+  }
+
+  /** A class file as a map key, by content. */
+  private record Bytes(byte[] b) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Bytes other && java.util.Arrays.equals(b, other.b);
+    }
+
+    @Override
+    public int hashCode() {
+      return java.util.Arrays.hashCode(b);
+    }
+
+    @Override
+    public String toString() {
+      return "Bytes[" + b.length + "]";
+    }
+  }
+
   /** {@link #transform} of a selected class; records its outcome unless it throws. */
   private byte[] instrument(
       ClassLoader loader, String internalClassName, byte[] classfile, Deferral deferral) {
@@ -420,7 +489,10 @@ public final class PollInjector {
           return early == classfile ? null : early;
         }
       }
-      o = rewrite(classfile, loops); // throws: not cached, the class stays as it was
+      o = prepared(classfile); // 'Prepared rewrites'
+      if (o == null) {
+        o = rewrite(classfile, loops); // throws: not cached, the class stays as it was
+      }
       if (cache != null) {
         cache.put(classfile, o); // see 'Rewrite cache' in RewriteCache
       }

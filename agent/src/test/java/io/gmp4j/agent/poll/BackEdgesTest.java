@@ -12,7 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
@@ -43,6 +45,10 @@ class BackEdgesTest {
             rejected += BackEdges.any(b) ? 0 : 1;
             if (!slow.equals(fast)) {
               wrong.add(f + " fast=" + fast + " slow=" + slow);
+            }
+            Set<String> names = BackEdges.methodNames(b);
+            if (!namesOf(b, slow).equals(names)) {
+              wrong.add(f + " names=" + names + " slow=" + namesOf(b, slow));
             }
           }
         }
@@ -93,6 +99,25 @@ class BackEdgesTest {
         out.set(i);
       }
     }
+    return out;
+  }
+
+  /** The names of the methods at {@code indexes} in the method table, read by ASM. */
+  private static Set<String> namesOf(byte[] b, BitSet indexes) {
+    List<String> all = new ArrayList<>();
+    new ClassReader(b)
+        .accept(
+            new ClassVisitor(Opcodes.ASM9) {
+              @Override
+              public MethodVisitor visitMethod(
+                  int access, String name, String desc, String sig, String[] exceptions) {
+                all.add(name);
+                return null;
+              }
+            },
+            ClassReader.SKIP_CODE);
+    Set<String> out = new HashSet<>();
+    indexes.stream().forEach(i -> out.add(all.get(i)));
     return out;
   }
 

@@ -72,6 +72,41 @@ class RewriteCacheTest {
     return i < 0 ? s : s.substring(0, i);
   }
 
+  /**
+   * 'Prepared rewrites' in the agent's Retransformer: what {@code prepare} makes ahead, the
+   * next transform of the same bytes takes, with the bytes and the counts it would have made
+   * itself; what it drops is made again.
+   */
+  @Test
+  void preparedRewritesGiveTheSameBytesAndCounts() {
+    Map<String, byte[]> classes = classes();
+    Coverage plain = new Coverage();
+    Map<String, byte[]> want = start(classes, plain, null);
+
+    Coverage coverage = new Coverage();
+    PollInjector injector = new PollInjector(null, null, false, coverage, null);
+    classes.forEach(injector::prepare);
+    assertEquals(0, coverage.instrumented(), "prepare records nothing");
+    long withLoops = classes.values().stream().filter(BackEdges::any).count();
+    assertTrue(withLoops > 100, withLoops + " of " + classes.size());
+    assertEquals(withLoops, PollInjector.preparedHere());
+    Map<String, byte[]> got = new LinkedHashMap<>();
+    classes.forEach((name, bytes) -> got.put(name, injector.transform(null, name, bytes)));
+    assertEquals(0, PollInjector.preparedHere(), "every prepared rewrite taken");
+    assertSameRewrites(want, got);
+    assertEquals(counts(plain), counts(coverage));
+
+    Coverage again = new Coverage();
+    PollInjector dropped = new PollInjector(null, null, false, again, null);
+    classes.forEach(dropped::prepare);
+    dropped.forgetPrepared();
+    assertEquals(0, PollInjector.preparedHere());
+    got.clear();
+    classes.forEach((name, bytes) -> got.put(name, dropped.transform(null, name, bytes)));
+    assertSameRewrites(want, got);
+    assertEquals(counts(plain), counts(again));
+  }
+
   @Test
   void secondStartReadsEveryRewriteBackWithTheSameBytesAndCounts(@TempDir Path tmp)
       throws IOException {
