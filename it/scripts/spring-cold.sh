@@ -3,9 +3,9 @@
 # goes'): ROUNDS rounds of five child JVMs in turn, each run by example.servers.ColdBurst (5,000
 # light requests at 16 concurrent from the first one, then 10,000): no agent; a Java agent that
 # does nothing (any agent makes HotSpot post virtual-thread mounts to JVMTI); the agent; the agent
-# with asyncpreemptoff=1 (no poll injector); the agent with preempt.defer=1s. Prints one line a
-# child: start-up, cold throughput and p99, the cold phase's CPU ticks by thread group, warm
-# throughput. Needs a built tree (./mvn25 -B verify, or package and it's test-compile, which
+# with asyncpreemptoff=1 (no poll injector); the agent with preempt.defer=0 (every class
+# rewritten at load, the default before the early polls). Prints one line a child: start-up,
+# cold throughput and p99, the cold phase's CPU ticks by thread group, warm throughput. Needs a built tree (./mvn25 -B verify, or package and it's test-compile, which
 # writes it/target/test.classpath).   Usage: it/scripts/spring-cold.sh [rounds, default 3]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,13 +24,13 @@ printf 'public class NoopAgent { public static void premain(String a, java.lang.
 printf 'Premain-Class: NoopAgent\n' >"$work/manifest"
 "$jdk/bin/jar" cfm "$work/noop.jar" "$work/manifest" -C "$work/noop" . || exit 1
 for ((r = 1; r <= rounds; r++)); do
-  for mode in none noop agent nopolls defer; do
+  for mode in none noop agent nopolls defer0; do
     case $mode in
       none) spec=none ;;
       noop) spec=$work/noop.jar ;;
       agent) spec=$agent ;;
       nopolls) spec=$agent=asyncpreemptoff=1 ;;
-      defer) spec=$agent=preempt.defer=1s ;;
+      defer0) spec=$agent=preempt.defer=0 ;;
     esac
     timeout 300 "$jdk/bin/java" -Djava.io.tmpdir="$work" -cp "$CP" example.servers.ColdBurst "$mode" "$spec"
   done

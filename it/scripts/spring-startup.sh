@@ -4,8 +4,8 @@
 # when its standard input is closed): no agent; the agent; the agent with asyncpreemptoff=1 (no
 # poll injector at all); the agent with preempt.cache on a directory written by one warm-up start
 # (a second start); the agent with preempt.cache on a fresh directory (a first start); the agent
-# with preempt.defer=1s (README, 'Polls after start-up'; the start ends before its polls); the
-# agent with preempt.jit=c2 (README, 'The injector runs on C1': C2 compiles the injector). Prints
+# with preempt.defer=0 (every class rewritten at load, the default before the early polls:
+# README, 'Polls after start-up'); the agent with preempt.jit=c2 (README, 'The injector runs on C1': C2 compiles the injector). Prints
 # startup.ms (the JVM's uptime when Spring's context is ready), wall and user+sys CPU seconds.
 # Needs a built tree (./mvn25 -B verify, or package and it's test-compile, which writes
 # it/target/test.classpath).   Usage: it/scripts/spring-startup.sh [rounds, default 5]
@@ -37,6 +37,6 @@ for ((r = 1; r <= rounds; r++)); do
   one nopolls -javaagent:$agent=asyncpreemptoff=1
   one cache-warm -javaagent:$agent=preempt.report=1,preempt.cache=$work/warm
   one cache-cold -javaagent:$agent=preempt.report=1,preempt.cache=$work/cold-$r
-  one defer -javaagent:$agent=preempt.defer=1s
+  one defer0 -javaagent:$agent=preempt.report=1,preempt.defer=0
   one jit-c2 -javaagent:$agent=preempt.report=1,preempt.jit=c2
 done

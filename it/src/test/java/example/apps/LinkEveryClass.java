@@ -100,7 +100,7 @@ public final class LinkEveryClass {
             return null;
           }
         },
-        true); // after gmp4j's, which is retransformation-capable with preempt.defer
+        true); // after gmp4j's transformer, which is retransformation-capable by default
   }
 
   /** One jar under test and its dependencies; see step 2. */

@@ -70,8 +70,9 @@ import java.util.jar.JarFile;
  *   <li>Unless {@code asyncpreemptoff=1}, register the {@link PreemptPollTransformer} for classes
  *       loaded from now on, hand its class counts ('Coverage' in {@code
  *       io.gmp4j.agent.poll.Coverage}) to the runtime's metrics, and with {@code
- *       preempt.report=1} add a shutdown hook that prints them as one line. With {@code
- *       preempt.defer}, start the deferral ({@link DeferredPolls}). Unless {@code
+ *       preempt.report=1} add a shutdown hook that prints them as one line. Start the deferral
+ *       ({@link DeferredPolls}): on by default at premain ('Deferred polls by default' there),
+ *       off with {@code preempt.defer=0}. Unless {@code
  *       preempt.jit=c2}, keep C2 off the injector, on a thread of its own ({@link
  *       JitDirective}). Failing here is not fatal: gmp4j then runs without preemption, as with
  *       asyncpreemptoff=1, and says so.
@@ -429,7 +430,8 @@ final class AgentInstaller {
   private static PreemptPollTransformer installPolls(
       Instrumentation inst, AgentOptions options, Class<?> hooks, boolean premain)
       throws Exception {
-    long defer = options.nanos("preempt.defer");
+    boolean byDefault = options.get("preempt.defer") == null;
+    long defer = byDefault ? defaultDeferNanos(options, premain) : options.nanos("preempt.defer");
     if (defer > 0 && !premain) {
       Stderr.line(
           "gmp4j: preempt.defer: ignored by an attach, which has no start-up to shorten (the"
@@ -473,6 +475,12 @@ final class AgentInstaller {
       // 'Classes loaded before premain': none, unless an AOT cache loaded them.
       PreemptPollTransformer atLoad = new PreemptPollTransformer(injector);
       Set<String> early = loadedBeforePremain(inst, atLoad);
+      if (deferral != null && byDefault && !early.isEmpty()) {
+        // 'Deferred polls by default': an AOT cache's classes get no early polls, so they are
+        // retransformed now, as without the deferral, which no class has been offered yet
+        deferral.end();
+        deferral = null;
+      }
       if (deferral == null && early.isEmpty()) {
         inst.addTransformer(atLoad, false);
         return null;
@@ -520,6 +528,18 @@ final class AgentInstaller {
    * between, on another thread, would get no poll; premain's other threads load only the JDK's).
    * No lambda (see below).
    */
+  /**
+   * 'Deferred polls by default' (in DeferredPolls): {@code preempt.defer}'s value when it is not
+   * set: {@link DeferredPolls#DEFAULT_QUIET_NANOS} at premain, 0 (off) after an attach, with
+   * {@code preempt.cache} (a training start would exit before the deferral ends, and write no
+   * rewrite) and with {@code preempt.prologue} (early polls are loop polls only).
+   */
+  static long defaultDeferNanos(AgentOptions options, boolean premain) {
+    return premain && options.get("preempt.cache") == null && !options.flag("preempt.prologue")
+        ? DeferredPolls.DEFAULT_QUIET_NANOS
+        : 0;
+  }
+
   private static Set<String> loadedBeforePremain(Instrumentation inst, PreemptPollTransformer t) {
     Set<String> early = new HashSet<>();
     for (Class<?> c : inst.getAllLoadedClasses()) {

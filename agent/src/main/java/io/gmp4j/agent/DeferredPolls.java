@@ -7,9 +7,9 @@ import java.util.HashSet;
 import java.util.Set;
 
 /**
- * Option {@code preempt.defer}: the classes that load during start-up get their early polls at
- * once and their placed polls later, by retransformation in the background, so that start-up
- * does not pay for the rewrite.
+ * Option {@code preempt.defer}, on by default: the classes that load during start-up get their
+ * early polls at once and their placed polls later, by retransformation in the background, so
+ * that start-up does not pay for the rewrite.
  *
  * <h2>Implementation overview: 'Deferred polls'</h2>
  *
@@ -42,7 +42,9 @@ import java.util.Set;
  *       requests/s in its first 5,000 against 1,430 without the agent (BENCHMARKS.md, 'Deferred
  *       polls'). And a method running when its class is retransformed goes on in its old version,
  *       which HotSpot never compiles again: a loop running at that moment ran 11 times slower, in
- *       the interpreter, until it returned (BENCHMARKS.md, 'Early polls').
+ *       the interpreter, until it returned (BENCHMARKS.md, 'Early polls'); so a class that a
+ *       thread is in is left for later, and kept with its early polls if a thread stays in it
+ *       ('Running classes' in Retransformer).
  *   <li>It waits until every deferred class is defined (a class is defined just after its
  *       transform returns; one whose definition failed is never found, and is dropped after
  *       {@value #DEFINE_WAIT_MS} ms), then hands them to the {@link Retransformer}: batches of 32,
@@ -58,16 +60,26 @@ import java.util.Set;
  * deferred before the end (and its name is in the set {@code end} returns) or gets its polls at
  * load; none falls between.
  *
- * <h2>Not by default</h2>
+ * <h2>Deferred polls by default</h2>
  *
- * It is off unless set, though it halves what the agent adds to a Spring Boot start-up and keeps
- * every loop preemptible: the retransformation is a race with the application. A method that is
- * running, or parked on some virtual thread's stack, when its class is retransformed goes on in
- * its old version, in the interpreter, until it returns. The quiet period and the idle look
- * before each batch make that rare, not impossible: with it on by default, {@code ServersIT}'s
- * CPU requests timed out in one full run of five, the deferral having ended in the light phase
- * just before them and retransformed the endpoint's class as their loops began (BENCHMARKS.md,
- * 'Early polls'). An application that opts in accepts that race once, at its first quiet moment.
+ * Without {@code preempt.defer}, premain defers with a quiet period of 1 s ({@link
+ * #DEFAULT_QUIET_NANOS}), except where the deferral would cost more than it saves: with {@code
+ * preempt.cache} (a training start exits before the deferral ends and would write no rewrite;
+ * the cache's second start skips the rewrites anyway), with {@code preempt.prologue} (the early
+ * form has no prologue poll, so a recursion without loops would wait), after an attach (no
+ * start-up), and when an AOT cache loaded classes before premain (they get no early polls, so
+ * they are retransformed at once, as before). {@code preempt.defer=0} turns it off.
+ *
+ * <p>The retransformation races with the application: a method that is running, or parked on
+ * some virtual thread's stack, when its class is retransformed goes on in its old version, in
+ * the interpreter, until it returns. The quiet period and the idle look before each batch made
+ * that rare, not impossible: with only those, {@code ServersIT}'s CPU requests timed out in two
+ * full runs of six, the deferral having ended in the light phase just before them and
+ * retransformed the endpoint's class as their loops began (BENCHMARKS.md, 'Early polls'), and
+ * the deferral stayed opt-in. Now each batch is rewritten first and then checked against every
+ * stack, and a class that a thread is in, in a method the rewrite changes, waits ('Running
+ * classes' and 'Prepared rewrites' in Retransformer): what is left is a thread entering such a
+ * method between that look and the safepoint that follows it, a hash of each class file later.
  *
  * <p>What it costs (BENCHMARKS.md, 'Early polls'): the early form is a volatile load and a
  * branch on every pass until the class is retransformed, where the rewrite would count down or
@@ -80,8 +92,7 @@ import java.util.Set;
  * its first instruction too, by its early poll, and its placement is made twice: early at load,
  * placed when the deferral ends. Until issue 17's early polls, a deferred class had no poll at
  * all until then, and a G in its loops was covered only by the hog hand-off ('Hog hand-off' in
- * the runtime's HogHandoff). A method already on a stack keeps its old code until it is next
- * entered, as after an attach.
+ * the runtime's HogHandoff). A class that a thread stays in keeps its early polls for good.
  *
  * <p>Rejected:
  *
@@ -103,6 +114,12 @@ import java.util.Set;
  * </ul>
  */
 final class DeferredPolls implements PollInjector.Deferral {
+  /**
+   * The quiet period when {@code preempt.defer} is not set ('Deferred polls by default'): 1 s,
+   * the value measured in BENCHMARKS.md since the option exists.
+   */
+  static final long DEFAULT_QUIET_NANOS = 1_000_000_000L;
+
   /**
    * The latest end of the deferral, in seconds after premain (step 2), when it holds classes
    * without early polls (an AOT cache's, with {@code preempt.defer} set).

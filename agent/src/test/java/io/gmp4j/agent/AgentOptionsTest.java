@@ -304,4 +304,23 @@ class AgentOptionsTest {
     String line = error("", props(AgentOptions.JDK_PARALLELISM, "many"), Map.of());
     assertTrue(line.contains("\"many\"") && line.contains(AgentOptions.JDK_PARALLELISM), line);
   }
+
+  /**
+   * 'Deferred polls by default': 1 s at premain unless set, and off with preempt.cache or
+   * preempt.prologue, after an attach, or when set to 0.
+   */
+  @Test
+  void deferralIsOnByDefaultAtPremainOnly() {
+    long quiet = DeferredPolls.DEFAULT_QUIET_NANOS;
+    assertEquals(quiet, AgentInstaller.defaultDeferNanos(parse("", props(), Map.of()), true));
+    assertEquals(0, AgentInstaller.defaultDeferNanos(parse("", props(), Map.of()), false));
+    assertEquals(
+        0,
+        AgentInstaller.defaultDeferNanos(parse("preempt.cache=/tmp/x", props(), Map.of()), true));
+    assertEquals(
+        0, AgentInstaller.defaultDeferNanos(parse("preempt.prologue=1", props(), Map.of()), true));
+    AgentOptions off = parse("preempt.defer=0", props(), Map.of());
+    assertEquals("off", off.get("preempt.defer")); // set: the default is not asked
+    assertEquals(0, off.nanos("preempt.defer"));
+  }
 }

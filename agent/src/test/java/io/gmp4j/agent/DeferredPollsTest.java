@@ -31,7 +31,8 @@ class DeferredPollsTest {
 
   /**
    * Classes an AOT cache loaded before premain have no early polls: deferring them brings back
-   * the deadline of step 2.
+   * the deadline of step 2. Without the option set, premain does not defer them at all
+   * ('Deferred polls by default').
    */
   @Test
   void classesWithoutEarlyPollsBringTheDeadline() {

@@ -79,19 +79,18 @@ class DeferredPollsIT {
   }
 
   /**
-   * While a hog keeps the process busy, the deferral does not end (no deadline: every deferred
-   * class has early polls), so the running loop keeps its compiled early-polled code rather than
-   * going on in the interpreter after a retransformation; once the process is idle the classes
-   * get their placed polls, and the summary counts the hog's class among them.
+   * By default (no option): while a hog keeps the process busy, the deferral does not end, so
+   * the running loop keeps its compiled early-polled code rather than going on in the
+   * interpreter after a retransformation; once the process is idle the classes get their placed
+   * polls, and the summary counts the hog's class among them.
    */
   @Test
-  void aBusyProcessKeepsItsEarlyPollsUntilItIsQuiet() throws Exception {
+  void byDefaultABusyProcessKeepsItsEarlyPollsUntilItIsQuiet() throws Exception {
     ChildJvm.Result r =
-        ChildJvm.withAgent(
-            "preempt.defer=1s,preempt.report=1", BusyThenQuiet.class, STEP, "4000", "3000");
+        ChildJvm.withAgent("preempt.report=1", BusyThenQuiet.class, STEP, "4000", "3000");
     assertEquals(0, r.exit(), r.toString());
     System.out.println(
-        "DeferredPollsIT busy=" + r.value("busy") + ", then quiet=" + r.value("quiet"));
+        "DeferredPollsIT by default: busy=" + r.value("busy") + ", then quiet=" + r.value("quiet"));
     assertEquals("deferring", r.value("busy"), r.toString());
     assertTrue(r.value("quiet").startsWith("done"), r.toString());
     Matcher m = SUMMARY.matcher(r.err());

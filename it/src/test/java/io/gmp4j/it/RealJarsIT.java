@@ -35,10 +35,10 @@ import org.junit.jupiter.api.io.TempDir;
  *   <li>maven-dependency-plugin copies the jars into {@code target/realjars/NAME/} (it/pom.xml):
  *       the jar under test and the dependencies the verifier loads to check assignability.
  *   <li>Three child JVMs run {@link LinkEveryClass} over the same folders, in parallel: one
- *       with the agent as it is by default (the placed polls at load), one with the agent and
- *       {@code preempt.defer} (early polls at load, 'Early polls'), one without. All carry
- *       LinkEveryClass's probe agent last, retransformation-capable as gmp4j's transformer is
- *       with {@code preempt.defer} (the JVM runs the incapable transformers first), which counts
+ *       with the agent as it is by default (its classes get early polls at load, 'Early polls'),
+ *       one with the agent and {@code preempt.defer=0} (the placed polls at load), one without.
+ *       All carry LinkEveryClass's probe agent last, retransformation-capable as gmp4j's
+ *       transformer is by default (the JVM runs the incapable transformers first), which counts
  *       the classes whose bytes an earlier agent changed: that must be none without gmp4j, and
  *       some in every jar with it, old class-file versions included (so the poll filter did
  *       select these application loaders).
@@ -107,34 +107,34 @@ class RealJarsIT {
   private static final Duration LIMIT = Duration.ofSeconds(600);
 
   /**
-   * Appended to the agent's options for the second run with it: early polls at load ('Early
-   * polls'; a quiet period longer than the run, so the deferral does not end while the classes
-   * link). The first run has the default, the placed polls at load.
+   * Appended to the agent's options for the second run with it: the placed polls at load. The
+   * first run has the default, early polls at load ('Early polls'; the deferral does not end
+   * while the classes link).
    */
-  private static final String EARLY = ",preempt.defer=600s";
+  private static final String PLACED = ",preempt.defer=0";
 
   @Test
   void agentAddsNoLinkFailure(@TempDir Path tmp) throws Exception {
     List<String> jars = selected();
     String probe = "-javaagent:" + probeJar(tmp);
     String options = System.getProperty("realjars.agent", "preempt.report=1");
-    String placed = ChildJvm.javaagent(options);
-    String early =
-        ChildJvm.javaagent(options.contains("preempt.defer") ? options : options + EARLY);
+    String early = ChildJvm.javaagent(options);
+    String placed =
+        ChildJvm.javaagent(options.contains("preempt.defer") ? options : options + PLACED);
     long t0 = System.nanoTime();
     CompletableFuture<Run> without = CompletableFuture.supplyAsync(() -> run(jars, probe));
-    CompletableFuture<Run> atLoad = CompletableFuture.supplyAsync(() -> run(jars, early, probe));
-    Run with = run(jars, placed, probe);
+    CompletableFuture<Run> atLoad = CompletableFuture.supplyAsync(() -> run(jars, placed, probe));
+    Run with = run(jars, early, probe);
     Run base = without.join();
-    Run withEarly = atLoad.join();
+    Run withPlaced = atLoad.join();
     long wallMs = (System.nanoTime() - t0) / 1_000_000;
 
     check(with);
-    check(withEarly);
+    check(withPlaced);
     check(base);
     List<String> problems = new ArrayList<>();
     problems.addAll(compare("", jars, with, base, wallMs));
-    problems.addAll(compare(" (" + EARLY.substring(1) + ")", jars, withEarly, base, wallMs));
+    problems.addAll(compare(" (" + PLACED.substring(1) + ")", jars, withPlaced, base, wallMs));
     if (!problems.isEmpty()) {
       fail(String.join("\n", problems));
     }

@@ -49,7 +49,8 @@ public final class Config {
         "preempt.defer",
         "a quiet period such as 1s or 500ms: classes loaded at start-up get early polls as they"
             + " load and their placed polls in the background once class loading and the process"
-            + " have been quiet that long; 0 or off: placed polls as they load (the default)");
+            + " have been quiet that long (default 1s; off with preempt.cache or"
+            + " preempt.prologue); 0 or off: placed polls as they load");
     KEYS.put(
         "preempt.jit",
         "c1 (the default: a compiler directive keeps C2 off the agent's own class rewriting, for a"

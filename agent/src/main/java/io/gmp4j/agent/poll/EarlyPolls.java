@@ -11,7 +11,7 @@ import java.util.BitSet;
  *
  * Nearly all of what the agent adds to a framework application's start-up is {@link
  * PollInjector}'s rewrite of the classes with loops, run by ASM and the injector while HotSpot
- * still interprets them (issue 17). {@code preempt.defer} takes that rewrite off
+ * still interprets them (issue 17). {@code preempt.defer} (on by default) takes that rewrite off
  * the start-up path and does it later by retransformation; until then the class used to load
  * with no poll, so a G in one of its loops could not be time-sliced. This class gives such a
  * class a poll in every loop at load, at about a tenth of the rewrite's cost: one walk of each

@@ -124,7 +124,7 @@ import net.bytebuddy.jar.asm.Opcodes;
  * RewriteCache} ('Rewrite cache'): a hit returns the bytes and replays the coverage of the rewrite
  * it was made from, and a miss is rewritten here ({@code rewrite}) and handed to the cache.
  *
- * <p>With {@code preempt.defer}, a class that would be rewritten (it has loops,
+ * <p>With {@code preempt.defer} (on by default), a class that would be rewritten (it has loops,
  * and the cache has no rewrite of it) is first offered to the agent's {@link Deferral}, which
  * during start-up takes it with its early polls ('Early polls' in {@link EarlyPolls}: a check at
  * each loop head, patched into its bytes) and gives it its placed polls later by
