@@ -4,8 +4,8 @@ package example.apps;
  * The deferral's two rules seen from the application ('Deferred polls' in the agent's
  * DeferredPolls): a busy process keeps its early polls, and a quiet one gets its placed polls.
  *
- * <p>A virtual thread spins in {@link Spinner#spin}, a loop that calls nothing (so its class has early
- * polls by default), for {@code args[0]} ms; meanwhile, {@code args[1]} ms in, main reads the
+ * <p>A virtual thread spins in {@link Spinner#spin}, a loop that calls nothing (so its class has
+ * early polls by default), for {@code args[0]} ms; meanwhile, {@code args[1]} ms in, main reads the
  * agent's {@code gmp4j.retransform} property and prints it as {@code busy=}. Once the spin is
  * over the process is idle, and main prints the property as {@code quiet=} when it says {@code
  * done}, or after 20 s, whichever comes first. Also prints {@code spun=} (the spin's result, so

@@ -38,11 +38,11 @@ import java.util.jar.JarFile;
  *       unchanged, read from their class files ('Class files read back').
  *   <li>Retransform the rest {@value #BATCH} at a time, pausing {@value #PAUSE_MS} ms between
  *       batches, and leaving for later the classes of a batch that some thread is running a
- *       method of ('Running classes'). A retransformation runs at a safepoint per batch and deoptimizes compiled code
- *       that depends on the classes; small batches keep each pause short (the JDK's own
- *       retransform of 32 small classes takes about a millisecond here), and the pause lets the
- *       app run between them. A batch that fails is retried one class at a time, so one bad class
- *       leaves only itself without polls.
+ *       method of ('Running classes'). A retransformation runs at a safepoint per batch and
+ *       deoptimizes compiled code that depends on the classes; small batches keep each pause
+ *       short (the JDK's own retransform of 32 small classes takes about a millisecond here),
+ *       and the pause lets the app run between them. A batch that fails is retried one class at
+ *       a time, so one bad class leaves only itself without polls.
  *   <li>Progress goes to the {@code gmp4j.retransform} property ('AgentState'), and to stderr
  *       every {@value #PROGRESS_MS} ms when it takes that long; at the end one summary line.
  * </ol>
