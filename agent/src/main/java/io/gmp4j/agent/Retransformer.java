@@ -222,22 +222,30 @@ final class Retransformer implements Runnable {
 
   /**
    * Retransforms {@code classes} in one call, and one at a time if the JVM refuses the call, so
-   * one bad class leaves only itself without polls (added to {@code failed}).
+   * one bad class leaves only itself without polls (added to {@code failed}). Returns how many
+   * changes the transformer counted on this thread in calls the JVM then refused: a refused
+   * batch's classes are counted again by their retries.
    */
-  private void retransform(List<Class<?>> classes, List<String> failed) {
+  private long retransform(List<Class<?>> classes, List<String> failed) {
     if (classes.isEmpty()) {
-      return;
+      return 0;
     }
+    long before = transformer.retransformedOnThisThread();
     try {
       inst.retransformClasses(classes.toArray(new Class<?>[0]));
+      return 0;
     } catch (Throwable batchFailed) {
+      long refused = transformer.retransformedOnThisThread() - before;
       for (Class<?> c : classes) {
+        long one = transformer.retransformedOnThisThread();
         try {
           inst.retransformClasses(c);
         } catch (Throwable t) {
+          refused += transformer.retransformedOnThisThread() - one;
           failed.add(c.getName() + " (" + Stderr.describe(t) + ")");
         }
       }
+      return refused;
     }
   }
 
@@ -401,6 +409,7 @@ final class Retransformer implements Runnable {
     }
     long changed0 = transformer.retransformedOnThisThread();
     List<String> failed = new ArrayList<>();
+    long refused = 0; // counted by the transformer in calls the JVM refused
     List<Class<?>> running = new ArrayList<>(); // 'Running classes': found on a stack
     int total = todo.size();
     int done = 0;
@@ -418,7 +427,7 @@ final class Retransformer implements Runnable {
           }
         }
         List<Class<?>> now = notRunning(batch, changes, running);
-        retransform(now, failed);
+        refused += retransform(now, failed);
         transformer.forgetPrepared();
         for (Class<?> c : now) {
           files.remove(c);
@@ -443,12 +452,12 @@ final class Retransformer implements Runnable {
     if (!running.isEmpty() && keepRunning) {
       keptRunning = running.size(); // the deferral: their early polls stay
     } else if (!running.isEmpty()) {
-      retransform(running, failed); // an attach: without it they would have no poll at all
+      refused += retransform(running, failed); // an attach: else they would have no poll
     }
     // Counted on this thread: Coverage's counts also move with the classes that other threads
     // load meanwhile (the JVM's verification of a class being redefined loads some), and the
     // reasons a class got no poll are in its summary (preempt.report=1).
-    long polls = transformer.retransformedOnThisThread() - changed0;
+    long polls = transformer.retransformedOnThisThread() - changed0 - refused;
     List<String> why = new ArrayList<>();
     if (readBack > 0) {
       why.add(
@@ -462,8 +471,9 @@ final class Retransformer implements Runnable {
           keptRunning
               + " on a thread's stack at each of "
               + LOOKS
-              + " looks, kept as they were: "
-              + names(running, 5));
+              + " looks, kept as they were: ["
+              + names(running, 5)
+              + "]");
     }
     if (!failed.isEmpty()) {
       why.add(failed.size() + " refused by the JVM, first: " + failed.get(0));

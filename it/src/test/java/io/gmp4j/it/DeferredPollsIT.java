@@ -120,5 +120,6 @@ class DeferredPollsIT {
   }
 
   private static final Pattern KEPT =
-      Pattern.compile("(\\d+) on a thread's stack at each of 5 looks, kept as they were: ([^)]*)");
+      Pattern.compile(
+          "(\\d+) on a thread's stack at each of 5 looks, kept as they were: \\[([^\\]]*)\\]");
 }
