@@ -79,6 +79,18 @@ class BackEdgesTest {
 
   /** The methods, by index, in which a LoopScanner plans something or leaves the method alone. */
   private static BitSet methodsWithBackwardBranch(byte[] b) {
+    List<MethodPlan> plans = plans(b);
+    BitSet out = new BitSet();
+    for (int i = 0; i < plans.size(); i++) {
+      if (plans.get(i).hasWork() || plans.get(i).leftAlone != null) {
+        out.set(i);
+      }
+    }
+    return out;
+  }
+
+  /** One plan per method, in the method table's order, each filled by a LoopScanner. */
+  private static List<MethodPlan> plans(byte[] b) {
     boolean frameless = new ClassReader(b).readUnsignedShort(6) < Opcodes.V1_6;
     List<MethodPlan> plans = new ArrayList<>();
     new ClassReader(b)
@@ -93,31 +105,14 @@ class BackEdgesTest {
               }
             },
             ClassReader.SKIP_DEBUG | ClassReader.EXPAND_FRAMES);
-    BitSet out = new BitSet();
-    for (int i = 0; i < plans.size(); i++) {
-      if (plans.get(i).hasWork() || plans.get(i).leftAlone != null) {
-        out.set(i);
-      }
-    }
-    return out;
+    return plans;
   }
 
   /** The names of the methods at {@code indexes} in the method table, read by ASM. */
   private static Set<String> namesOf(byte[] b, BitSet indexes) {
-    List<String> all = new ArrayList<>();
-    new ClassReader(b)
-        .accept(
-            new ClassVisitor(Opcodes.ASM9) {
-              @Override
-              public MethodVisitor visitMethod(
-                  int access, String name, String desc, String sig, String[] exceptions) {
-                all.add(name);
-                return null;
-              }
-            },
-            ClassReader.SKIP_CODE);
+    List<MethodPlan> plans = plans(b);
     Set<String> out = new HashSet<>();
-    indexes.stream().forEach(i -> out.add(all.get(i)));
+    indexes.stream().forEach(i -> out.add(plans.get(i).name));
     return out;
   }
 
