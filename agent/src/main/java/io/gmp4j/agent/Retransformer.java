@@ -83,8 +83,9 @@ import java.util.jar.JarFile;
  * <p>What it cannot see: a thread that enters a changed method in that remaining moment, and
  * virtual threads that the JDK's scheduler runs (where gmp4j's could not be installed). The look
  * costs one safepoint for the platform threads and a stack walk per goroutine, a handshake for a
- * mounted one; a batch waits for the deferral's quiet process first, so it is taken when little
- * runs.
+ * mounted one: measured on the 2-vCPU VM with goroutines parked 23 frames deep, 6-12 ms with 100,
+ * 46-59 ms with 1,000, 0.2-0.4 s with 10,000, once per batch. A batch waits for the deferral's
+ * quiet process first, so that is spent when little else runs.
  *
  * <h2>Class files read back</h2>
  *
