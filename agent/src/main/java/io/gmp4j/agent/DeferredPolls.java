@@ -75,11 +75,12 @@ import java.util.Set;
  * the interpreter, until it returns. The quiet period and the idle look before each batch made
  * that rare, not impossible: with only those, {@code ServersIT}'s CPU requests timed out in two
  * full runs of six, the deferral having ended in the light phase just before them and
- * retransformed the endpoint's class as their loops began (BENCHMARKS.md, 'Early polls'), and
- * the deferral stayed opt-in. Now each batch is rewritten first and then checked against every
- * stack, and a class that a thread is in, in a method the rewrite changes, waits ('Running
- * classes' and 'Prepared rewrites' in Retransformer): what is left is a thread entering such a
- * method between that look and the safepoint that follows it, a hash of each class file later.
+ * retransformed the endpoint's class as their loops began (BENCHMARKS.md, 'Running classes'),
+ * and the deferral was opt-in until the following. Now each batch is rewritten first and then
+ * checked against every stack, and a class that a thread is in, in a method the rewrite
+ * changes, waits ('Running classes' and 'Prepared rewrites' in Retransformer): what is left is a
+ * thread entering such a method between that look and the safepoint that follows it, a hash of
+ * each class file later.
  *
  * <p>What it costs (BENCHMARKS.md, 'Early polls'): the early form is a volatile load and a
  * branch on every pass until the class is retransformed, where the rewrite would count down or
