@@ -12,7 +12,8 @@ import java.util.concurrent.locks.LockSupport;
  * gmp4j.retransform} says {@code running}) and 1.5 s more. Main then waits for the property to
  * say {@code done}, at most 30 s, and prints it as {@code done=}, stops {@code Forever}, and
  * prints {@code passes=} (both loops' passes, so the JIT keeps them). Main's own class has a
- * loop too, in {@link #await}, which main is in only at times, so a later look finds it out.
+ * loop too, in {@link #await}, which main is in but for its 1.5 s sleep: a look in that sleep
+ * finds it out, and one is likely there, not sure on a loaded machine.
  */
 public final class RunningClasses {
   private RunningClasses() {}

@@ -114,9 +114,14 @@ class DeferredPollsIT {
     Matcher m = KEPT.matcher(done);
     assertTrue(m.find(), r.toString());
     List<String> kept = List.of(m.group(2).split(", "));
-    // not Brief, retried after it left; not main's class, whose loop main is in only at times
-    assertEquals(List.of("example.apps.RunningClasses$Forever"), kept, r.toString());
-    assertEquals("1", m.group(1), r.toString());
+    // not Brief, retried after it left. Main's class may be kept or not: main is in its loop
+    // (await) but for 1.5 s, and a look in those 1.5 s is likely, not sure, on a loaded machine.
+    assertTrue(kept.contains("example.apps.RunningClasses$Forever"), r.toString());
+    assertTrue(!kept.contains("example.apps.RunningClasses$Brief"), r.toString());
+    for (String k : kept) {
+      assertTrue(k.startsWith("example.apps.RunningClasses"), k + " kept: " + r);
+    }
+    assertEquals(kept.size(), Integer.parseInt(m.group(1)), r.toString()); // every one named
   }
 
   private static final Pattern KEPT =
