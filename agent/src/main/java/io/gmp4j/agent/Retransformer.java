@@ -1,5 +1,6 @@
 package io.gmp4j.agent;
 
+import io.gmp4j.agent.poll.Coverage;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
@@ -62,8 +63,9 @@ import java.util.jar.JarFile;
  * retransformation changes (one with a backward branch, read from the class file as in 'Class
  * files read back'; any method where that is not known), and those wait:
  * after the others they are looked at again, {@value #LOOK_MS} ms apart, {@value #LOOKS} times
- * in all. A class still on a stack at the last look is left as it is by the deferral (it has its
- * early polls, 'Deferred polls' in DeferredPolls) and retransformed all the same after an attach
+ * in all. A class still on a stack at the last look is left as it is by the deferral, the one
+ * caller with a {@link Gate} (it has its early polls, 'Deferred polls' in DeferredPolls, and
+ * Coverage counts it as instrumented), and retransformed all the same after an attach
  * or for an AOT cache (without it the class would never get a poll). A method without a loop is
  * not changed, so HotSpot keeps running it where it runs. The look is by class and method name,
  * so a class of the same name in another loader, or an overload, waits too.
@@ -138,13 +140,6 @@ final class Retransformer implements Runnable {
   /** Waited on before each batch (null: none); see {@link Gate}. */
   private final Gate gate;
 
-  /**
-   * 'Running classes': true to leave as they are the classes still on a stack after {@value
-   * #LOOKS} looks (the deferral: they have their early polls), false to retransform them then
-   * (an attach, an AOT cache: they have no poll otherwise).
-   */
-  private final boolean keepRunning;
-
   /** What a caller may make each batch wait for: the deferral's quiet process (DeferredPolls). */
   interface Gate {
     /** Returns when the next batch may run. Only on the retransforming thread. */
@@ -171,7 +166,6 @@ final class Retransformer implements Runnable {
     this.origin = origin;
     this.quiet = quiet;
     this.gate = gate;
-    this.keepRunning = gate != null;
   }
 
   /**
@@ -450,8 +444,11 @@ final class Retransformer implements Runnable {
       Thread.sleep(LOOK_MS);
     }
     int keptRunning = 0;
-    if (!running.isEmpty() && keepRunning) {
-      keptRunning = running.size(); // the deferral: their early polls stay
+    if (!running.isEmpty() && gate != null) { // the deferral: their early polls stay
+      keptRunning = running.size();
+      for (Class<?> c : running) {
+        Coverage.global().keptEarly(c.getClassLoader(), c.getName().replace('.', '/'));
+      }
     } else if (!running.isEmpty()) {
       refused += retransform(running, failed); // an attach: else they would have no poll
     }

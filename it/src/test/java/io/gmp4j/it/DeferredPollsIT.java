@@ -122,7 +122,16 @@ class DeferredPollsIT {
       assertTrue(k.startsWith("example.apps.RunningClasses"), k + " kept: " + r);
     }
     assertEquals(kept.size(), Integer.parseInt(m.group(1)), r.toString()); // every one named
+    // the exit line counts the kept classes as instrumented (they have their early polls)
+    Matcher s = SUMMARY.matcher(done);
+    Matcher exit = INSTRUMENTED.matcher(r.err());
+    assertTrue(s.find() && exit.find(), r.toString());
+    assertTrue(
+        Long.parseLong(exit.group(1)) >= Long.parseLong(s.group(2)) + kept.size(), r.toString());
   }
+
+  private static final Pattern INSTRUMENTED =
+      Pattern.compile("gmp4j: preemption polls: (\\d+) classes instrumented");
 
   private static final Pattern KEPT =
       Pattern.compile(

@@ -151,6 +151,15 @@ public final class Coverage {
     instrumented.increment();
   }
 
+  /**
+   * Records one class that keeps its early polls for good ('Running classes' in the agent's
+   * Retransformer: a thread stayed in it), after {@link #earlyRewritten}: it has polls, so it
+   * counts as instrumented. Any thread.
+   */
+  public void keptEarly(ClassLoader loader, String internalClassName) {
+    instrumented(loader, internalClassName);
+  }
+
   /** Records one class left alone for {@code why}. */
   void skipped(ClassLoader loader, String internalClassName, Reason why) {
     counts(loader, internalClassName).skipped[why.ordinal()].increment();
@@ -240,8 +249,9 @@ public final class Coverage {
   }
 
   /**
-   * The classes {@link #earlyPolls} counted were all retransformed: called by the deferral once
-   * its retransformation is over, when no class is deferred any more, so nothing adds meanwhile.
+   * The classes {@link #earlyPolls} counted were all retransformed, or kept ({@link #keptEarly}):
+   * called by the deferral once its retransformation is over, when no class is deferred any
+   * more, so nothing adds meanwhile.
    */
   public void earlyRewritten() {
     early.reset();

@@ -161,6 +161,9 @@ class CoverageTest {
     assertNotNull(injector.transform(null, "com/acme/Loops", classes.get("com/acme/Loops"), null));
     assertEquals(2, coverage.instrumented());
     assertEquals(List.of("com/acme/Loops", "com/acme/Loops"), offered);
+    coverage.keptEarly(null, "com/acme/Loops"); // 'Running classes': a thread stayed in it
+    assertEquals(3, coverage.instrumented());
+    assertEquals(0, coverage.early());
   }
 
   /**
