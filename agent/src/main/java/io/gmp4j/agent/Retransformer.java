@@ -59,14 +59,15 @@ import java.util.jar.JarFile;
  * runs in the interpreter until it returns, about 11 times slower in a loop (BENCHMARKS.md,
  * 'Early polls'). For a loop that never returns (a server's accept or poller loop) that is for
  * good. So before each batch one look at every stack ({@link #methodsOnStacks}: every platform
- * thread's and every goroutine's) finds the classes that some thread is in, in a method that the
+ * thread's and every goroutine's but the runnable ones', whose walk the JDK follows with a
+ * second submission) finds the classes that some thread is in, in a method that the
  * retransformation changes (one with a backward branch, read from the class file as in 'Class
- * files read back'; any method where that is not known), and those wait:
- * after the others they are looked at again, {@value #LOOK_MS} ms apart, {@value #LOOKS} times
- * in all. A class still on a stack at the last look is left as it is by the deferral, the one
- * caller with a {@link Gate} (it has its early polls, 'Deferred polls' in DeferredPolls, and
- * Coverage counts it as instrumented), and retransformed all the same after an attach
- * or for an AOT cache (without it the class would never get a poll). A method without a loop is
+ * files read back'; any method where that is not known), and those wait: after the others they
+ * are looked at again, {@value #LOOK_MS} ms apart, {@value #LOOKS} times in all. A class still on
+ * a stack at the last look is left as it is by the deferral, the one caller with a {@link Gate}
+ * (it has its early polls, 'Deferred polls' in DeferredPolls, and Coverage counts it as
+ * instrumented), and retransformed all the same after an attach or for an AOT cache (without it
+ * the class would never get a poll). A method without a loop is
  * not changed, so HotSpot keeps running it where it runs. The look is by class and method name,
  * so a class of the same name in another loader, or an overload, waits too.
  *
