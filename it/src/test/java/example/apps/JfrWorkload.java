@@ -23,7 +23,9 @@ import jdk.jfr.StackTrace;
  * spawns, ping-pong pairs, a CPU hog whose polls honour preemption, blocking reads of a file
  * and of a FIFO (syscalls, the FIFO ones long enough for sysmon to hand their P off), a
  * GOMAXPROCS change to 1 and back, and at one P a hog in a JDK method without polls (a hog
- * hand-off).
+ * hand-off). With {@code -Djfrworkload.walk=true} a platform thread walks every goroutine's
+ * stack over and over meanwhile ({@code Thread.getStackTrace}, as thread dumps do), and prints
+ * how many walks it made.
  *
  * <p>The window the test compares is between two {@code example.Mark} events, "before" and
  * "after"; the program reads {@code Gmp.readMetrics()} just before the first and just after
@@ -67,6 +69,10 @@ public final class JfrWorkload {
     // gmp4j's enabled bits follow a recording's settings within a sysmon second.
     Thread.sleep(1_200);
 
+    Thread walker = null;
+    if (Boolean.getBoolean("jfrworkload.walk")) {
+      walker = Thread.ofPlatform().daemon().name("walker").start(JfrWorkload::walkStacks);
+    }
     Map<String, Object> before = Gmp.readMetrics();
     mark("before");
     int procs = Gmp.gomaxprocs();
@@ -155,6 +161,10 @@ public final class JfrWorkload {
     Thread.ofVirtual().start(() -> Gmp.gomaxprocs(procs)).join();
     stop = true;
     ticker.join();
+    if (walker != null) {
+      walker.join();
+      System.out.println("walks=" + walks);
+    }
 
     awaitQuiet();
     mark("after");
@@ -190,6 +200,23 @@ public final class JfrWorkload {
       Thread.sleep(10);
     }
     Thread.sleep(200);
+  }
+
+  static long walks;
+
+  /**
+   * Walks every goroutine's stack, runnable ones too, until {@link #stop}. The JDK suspends an
+   * unmounted thread for its walk and submits it again afterwards if it is runnable.
+   */
+  private static void walkStacks() {
+    while (!stop) {
+      for (io.gmp4j.GoroutineInfo g : Gmp.goroutines()) {
+        if (g.thread() != null) {
+          sink += g.thread().getStackTrace().length;
+          walks++;
+        }
+      }
+    }
   }
 
   private static void mark(String phase) {

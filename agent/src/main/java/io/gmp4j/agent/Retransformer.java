@@ -59,8 +59,7 @@ import java.util.jar.JarFile;
  * runs in the interpreter until it returns, about 11 times slower in a loop (BENCHMARKS.md,
  * 'Early polls'). For a loop that never returns (a server's accept or poller loop) that is for
  * good. So before each batch one look at every stack ({@link #methodsOnStacks}: every platform
- * thread's and every goroutine's but the runnable ones', whose walk the JDK follows with a
- * second submission) finds the classes that some thread is in, in a method that the
+ * thread's and every goroutine's) finds the classes that some thread is in, in a method that the
  * retransformation changes (one with a backward branch, read from the class file as in 'Class
  * files read back'; any method where that is not known), and those wait: after the others they
  * are looked at again, {@value #LOOK_MS} ms apart, {@value #LOOKS} times in all. A class still on
@@ -284,10 +283,9 @@ final class Retransformer implements Runnable {
     try {
       for (io.gmp4j.GoroutineInfo g : io.gmp4j.Gmp.goroutines()) {
         Thread t = g.thread();
-        // Not a runnable one: the JDK's stack walk of an unmounted runnable virtual thread
-        // submits it once more (VirtualThread.tryGetStackTrace), a run that JfrIT saw with no
-        // GoUnblock before it. It is about to run, at a quiet moment seldom in a long loop.
-        if (t != null && !"runnable".equals(g.status())) {
+        // Runnable ones too: the JDK submits one again after walking it (a readying that the
+        // scheduler drops or leaves to the G's M: 'Readied while running' in Goroutine).
+        if (t != null) {
           addMethods(t.getStackTrace(), names); // mounted: a handshake with its carrier
         }
       }

@@ -41,8 +41,12 @@ import org.openjdk.jmc.flightrecorder.JfrLoaderToolkit;
 
 /**
  * The scheduler's JFR events end to end: {@link JfrWorkload} runs with the agent, {@code
- * -Xverify:all} and a recording of every gmp4j event (a settings file written here: every type
- * on, threshold 0, no stack traces), and the recording is read back three ways.
+ * -Xverify:all}, a recording of every gmp4j event (a settings file written here: every type on,
+ * threshold 0, no stack traces) and its stack walker on, and the recording is read back three
+ * ways. The walker is what a thread dump or the agent's look at running classes does to a
+ * production app: before the scheduler dropped or left to the G's M the submits that the JDK
+ * makes after walking an unmounted thread ('Readied while running' in Goroutine), six of seven
+ * runs with it found a run with no readying before it.
  *
  * <ol>
  *   <li>{@code jdk.jfr.consumer.RecordingFile}: the schedule is legal per goroutine and per P,
@@ -84,6 +88,7 @@ class JfrIT {
         ChildJvm.run(
             List.of(
                 "-Xverify:all",
+                "-Djfrworkload.walk=true",
                 "-javaagent:" + ChildJvm.AGENT + "=gomaxprocs=2",
                 "-XX:StartFlightRecording:filename=" + rec + ",settings=" + jfc),
             Map.of(),
@@ -92,6 +97,7 @@ class JfrIT {
             dir.toString());
     assertEquals(0, r.exit(), r.toString());
     assertTrue(r.out().lines().anyMatch("OK"::equals), r.toString());
+    assertTrue(Long.parseLong(r.value("walks")) > 0, "the walker never walked a stack\n" + r);
     List<RecordedEvent> all = RecordingFile.readAllEvents(rec);
 
     Schedule s = new Schedule(all, Integer.parseInt(r.value("gomaxprocs_start")));

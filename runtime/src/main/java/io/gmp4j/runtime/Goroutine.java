@@ -17,17 +17,24 @@ import java.util.concurrent.Executor;
  *
  * <h3>Status</h3>
  *
- * Go's G statuses with their Go numbers, because {@code schedtrace} prints them:
+ * Go's G statuses with their Go numbers, because {@code schedtrace} prints them, and one of our
+ * own, readied (5, unused in Go), for a G readied while it runs:
  *
  * <pre>
  *   from       to         by whom                                  where         Go
  *   idle     → runnable   Sched.ready on adoption                  ready         newproc1
  *   waiting  → runnable   Sched.ready (any thread)                 ready         goready
- *   running  → runnable   Sched.ready racing the M's unmount       ready         ready on the M
+ *   running  → runnable   Sched.ready of the M's own G's yield     ready         gosched_m
+ *   readied  → runnable   the same                                 ready         gosched_m
  *   syscall  → runnable   Sched.ready, the G parked in a bracket   ready         (none)
+ *   running  → readied    Sched.ready (any other readying)         ready         (none)
+ *   readied  → readied    the same                                 ready         (none)
  *   runnable → running    the M that dequeued it                   execute       execute
  *   running  → waiting    its M after the run returns              park          park_m
- *   running  → syscall    the G itself, under its claim            entersyscall  entersyscall
+ *   readied  → runnable   its M after the run, thread runnable     afterRun      (none)
+ *   readied  → waiting    its M after the run, thread not          afterRun      (none)
+ *   running,
+ *   readied  → syscall    the G itself, under its claim            entersyscall  entersyscall
  *   syscall  → running    the G itself                             exitsyscall   exitsyscall
  *   any      → dead       an M, once the thread has terminated     gdestroy      goexit0
  * </pre>
@@ -35,28 +42,42 @@ import java.util.concurrent.Executor;
  * A G that parks inside a syscall bracket stays syscall (the post-run CAS from running fails)
  * until it is readied (a spurious submit can ready it there too, with no park: 'A spurious
  * submit inside the bracket' in Syscall): in Go a G cannot park in a syscall, but a virtual
- * thread in a marked native-call bracket can. "any" is every state but dead: a duplicate
- * submit can find a terminated thread in any of them. Every write is a CAS through {@link
- * #casState}, which checks the edge against {@link #TABLE} under {@code assert}.
+ * thread in a marked native-call bracket can. "any" is every state but dead. Every write is a
+ * CAS through {@link #casState}, which checks the edge against {@link #TABLE} under {@code
+ * assert}.
  *
  * The JDK unmounts a parking thread before it publishes PARKED, and an unparker may then submit
- * it at once: the G can become runnable, and even run on another M, before the first M's
- * {@code runContinuation} call has returned. So the status word carries a sequence number that
- * every transition to runnable increments, and the M's post-run transition is a CAS on
- * (sequence, running): it fails, correctly, if the G was readied meanwhile.
+ * it at once, before the M's {@code runContinuation} call has returned. So the status word
+ * carries a sequence number that every readying increments, and the M's post-run transition is
+ * a CAS on (sequence, running): it fails, correctly, if the G was readied meanwhile.
  *
  * <pre>
  *   state:  63 ............................ 8 | 7 ...... 0
- *           sequence (bumped on → runnable)   | Go status
+ *           sequence (bumped by every ready)  | status
  * </pre>
  *
- * Non-invariants: the JDK may submit a thread twice (its stack walker resubmits a runnable thread
- * it had suspended). A second submit while the G is runnable is dropped: the queued entry will
- * run it. A second submit while the G runs queues it again; that run finds the JDK state not
- * runnable and returns at once, and for that moment the status may say waiting while the thread
- * still runs elsewhere. {@code runContinuation}'s own CAS keeps the thread from running twice. If
- * the thread ends while that second entry is queued, the G is destroyed from runnable, and the M
- * that pops the entry drops it (casRunnableToRunning answers -1).
+ * <h3>Readied while running</h3>
+ *
+ * A readying that finds the G running (an M dequeued it and has not finished the run) queues
+ * nothing: it marks the G readied and leaves it to that M, which after the run queues the G on
+ * its own P if the JDK's state of the thread is runnable, and parks it if not ({@link
+ * #afterRun}). Only the M's own G's yield is queued at once, as gosched_m does. For a G that
+ * parked and was woken during its M's unmount, that is where 'Readying a G' in Sched puts it
+ * anyway (the M's P's runnext).
+ *
+ * The reason is JDK 25's stack walker ({@code VirtualThread.tryGetStackTrace}, behind {@code
+ * Thread.getStackTrace}, thread dumps, and the agent's look at running classes): it suspends
+ * an unmounted thread, and afterwards resubmits every runnable one ("the task may have run while
+ * suspended"). When it lands between an M's dequeue and that M's {@code runContinuation} (an M
+ * descheduled there for 7 ms in JfrIT with a walker beside it), a second queue entry let
+ * another M run the thread while the first M was still on its way, and the first M's
+ * {@code runContinuation} then ran, or failed on, a later runnable spell of the thread than the
+ * one it had dequeued: a run with no readying before it in the trace, or a run that never was.
+ * Readied leaves the first M to settle it: it sees the JDK state after its own run. With
+ * Sched.ready dropping the submits of a thread that is mounted or whose JDK state is not runnable
+ * (a walker's resubmit that came late), a G has at most one queue entry, and only while runnable.
+ * readied means running to everyone else: the G may even be mounted (a late walker's readying
+ * between its look at the thread and its CAS), so preemption and entersyscall treat it as such.
  */
 final class Goroutine implements Executor {
   // Go's G status values (runtime2.go); the gaps are Go statuses that have no JVM counterpart.
@@ -65,6 +86,10 @@ final class Goroutine implements Executor {
   static final int RUNNING = 2;
   static final int SYSCALL = 3;
   static final int WAITING = 4;
+
+  /** Ours, not Go's (its 5 is unused): running, and readied since the run began. */
+  static final int READIED = 5;
+
   static final int DEAD = 6;
 
   /** Bits of the state word that hold the status; the sequence is above them. */
@@ -75,18 +100,26 @@ final class Goroutine implements Executor {
 
   /** 'Status', held in code. */
   static final StateTable TABLE =
-      new StateTable("G status", "idle", "runnable", "running", "syscall", "waiting", null, "dead")
+      new StateTable(
+              "G status", "idle", "runnable", "running", "syscall", "waiting", "readied", "dead")
           .edge(IDLE, RUNNABLE, "ready")
           .edge(WAITING, RUNNABLE, "ready")
           .edge(RUNNING, RUNNABLE, "ready")
+          .edge(READIED, RUNNABLE, "ready")
           .edge(SYSCALL, RUNNABLE, "ready")
+          .edge(RUNNING, READIED, "ready")
+          .edge(READIED, READIED, "ready")
           .edge(RUNNABLE, RUNNING, "execute")
           .edge(RUNNING, WAITING, "park")
+          .edge(READIED, RUNNABLE, "afterRun")
+          .edge(READIED, WAITING, "afterRun")
           .edge(RUNNING, SYSCALL, "entersyscall")
+          .edge(READIED, SYSCALL, "entersyscall")
           .edge(SYSCALL, RUNNING, "exitsyscall")
           .edge(IDLE, DEAD, "gdestroy")
           .edge(RUNNABLE, DEAD, "gdestroy")
           .edge(RUNNING, DEAD, "gdestroy")
+          .edge(READIED, DEAD, "gdestroy")
           .edge(SYSCALL, DEAD, "gdestroy")
           .edge(WAITING, DEAD, "gdestroy");
 
@@ -129,6 +162,14 @@ final class Goroutine implements Executor {
 
   /** (sequence, status), see 'Status'. Written only by casState's CAS; volatile reads. */
   private volatile long state;
+
+  /**
+   * The goroutine (0: a platform thread) that last readied the G while it ran ('Readied while
+   * running'), for the GoUnblock of the M that queues it. Written by the readier just before its
+   * CAS to readied, which publishes it; read by that M after it read readied. Plain: of two
+   * readiers racing, the M may name either.
+   */
+  long readiedBy;
 
   /**
    * Link in the global run queue. Written and read only under sched.lock, while the G is on that
@@ -271,6 +312,15 @@ final class Goroutine implements Executor {
     return waitingForP && (boolean) WAITING_FOR_P.getAndSet(this, false);
   }
 
+  /**
+   * Whether the G is running to everyone but its M: running, or readied while it ran ('Readied
+   * while running'). Any thread; volatile read.
+   */
+  boolean running() {
+    int st = status();
+    return st == RUNNING || st == READIED;
+  }
+
   /** Go's readgstatus. Any thread. */
   int status() {
     return statusOf(state); // volatile read
@@ -306,19 +356,55 @@ final class Goroutine implements Executor {
   }
 
   /**
-   * Moves the G to runnable from idle, waiting, running or syscall (a thread that parked inside
-   * a syscall bracket), bumping the sequence. Returns the status it had, or -1 if it already is
-   * runnable (a duplicate submit) or dead. Any thread.
+   * Go's casgstatus for ready, bumping the sequence: idle, waiting or syscall (a thread that
+   * parked inside a syscall bracket) → runnable, and running or readied → runnable too if {@code
+   * ownYield} (the M's own G's yield), else → readied ('Readied while running'). Returns the
+   * status it had, or -1 if it is runnable already (a duplicate submit) or dead. Any thread.
    */
-  int casToRunnable() {
+  int casToRunnable(boolean ownYield) {
     for (; ; ) {
       long s = state; // volatile read; pairs with the CASes below
       int st = statusOf(s);
       if (st == RUNNABLE || st == DEAD) {
         return -1;
       }
-      if (casState(s, nextSeq(s, RUNNABLE), "ready")) { // publishes the enqueue that follows
+      if ((st == RUNNING || st == READIED) && !ownYield) {
+        readiedBy = Trace.currentGoid(); // published by the CAS ('Readied while running')
+        if (casState(s, nextSeq(s, READIED), "ready")) {
+          return st;
+        }
+      } else if (casState(s, nextSeq(s, RUNNABLE), "ready")) { // publishes the enqueue after it
         return st;
+      }
+    }
+  }
+
+  /**
+   * Its M's last step of a run, after {@code runContinuation} returned with the thread neither
+   * terminated nor mounted elsewhere: running → waiting, or, for a G readied while it ran,
+   * readied → runnable when the JDK's state of its thread is runnable (the caller queues it) and
+   * readied → waiting when it is not (a readying that the run itself consumed, or a stale walker's;
+   * see 'Readied while running'). Returns the new status, or -1 if the G is neither: a yield's
+   * submit queued it (runnable), another M runs it since (running, or readied in that M's run:
+   * {@link #m} names that M, which the chain of CASes from its dequeue to the readying publishes),
+   * or it parked inside a syscall bracket. {@code ran} is casRunnableToRunning's result. Called
+   * only by the M that ran it, {@code mp}.
+   */
+  int afterRun(long ran, Machine mp) {
+    for (; ; ) {
+      long s = state; // volatile read, before the thread's state: a readier sets both the other way
+      int st = statusOf(s);
+      if (st == READIED && m == mp) {
+        int next = VirtualThreads.runnable(VirtualThreads.state(thread)) ? RUNNABLE : WAITING;
+        if (casState(s, withStatus(s, next), "afterRun")) { // fails if readied once more
+          return next;
+        }
+      } else if (s == ran) {
+        if (casState(s, withStatus(s, WAITING), "park")) {
+          return WAITING;
+        }
+      } else {
+        return -1;
       }
     }
   }
@@ -354,16 +440,6 @@ final class Goroutine implements Executor {
   }
 
   /**
-   * After a run returned: running → waiting, unless the G was readied since {@code ran}
-   * (casRunnableToRunning's result) was read. Called only by the M that ran it.
-   */
-  boolean casRunningToWaiting(long ran) {
-    // Fails if readied meanwhile (always after a yield): a failed CAS fences as a successful one
-    // does, so look first (volatile read).
-    return state == ran && casState(ran, withStatus(ran, WAITING), "park");
-  }
-
-  /**
    * The readying sequence of the state word now: one more at every readying, so a run is named by
    * its G and {@link #seqOf} of casRunnableToRunning's result. Any thread; volatile read.
    */
@@ -396,10 +472,14 @@ final class Goroutine implements Executor {
     return preempt && PREEMPT.compareAndSet(this, true, false);
   }
 
-  /** running → syscall, keeping the sequence. Called only by the G itself (entersyscall). */
+  /**
+   * running or readied → syscall, keeping the sequence (a readied G that runs was readied by a
+   * stale walker: see 'Readied while running'). Called only by the G itself (entersyscall).
+   */
   boolean casRunningToSyscall() {
     long s = state;
-    return statusOf(s) == RUNNING && casState(s, withStatus(s, SYSCALL), "entersyscall");
+    int st = statusOf(s);
+    return (st == RUNNING || st == READIED) && casState(s, withStatus(s, SYSCALL), "entersyscall");
   }
 
   /**
@@ -454,6 +534,7 @@ final class Goroutine implements Executor {
       case IDLE -> "idle";
       case RUNNABLE -> "runnable";
       case RUNNING -> "running";
+      case READIED -> "running"; // until its M has looked: 'Readied while running'
       case SYSCALL -> "syscall";
       case WAITING -> "waiting";
       case DEAD -> "dead";

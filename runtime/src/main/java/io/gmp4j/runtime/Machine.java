@@ -575,8 +575,9 @@ final class Machine extends ForkJoinWorkerThread {
     assert Thread.currentThread() == this : "execute: not on M" + id;
     long ran = gp.casRunnableToRunning();
     if (ran < 0) {
-      // The entry of a spurious submit, left queued when its G ended and was destroyed: nothing
-      // to run, and nothing to count (gdestroy did). EndedWithEntryQueuedTest.
+      // The entry of a spurious readying (a late stack walker's, of a G mounted in a syscall
+      // bracket: 'A spurious submit inside the bracket' in Syscall), left queued when its G
+      // ended and was destroyed: nothing to run, and nothing to count (gdestroy did).
       return;
     }
     long stamp = gp.trackingStamp;
@@ -649,10 +650,11 @@ final class Machine extends ForkJoinWorkerThread {
       if (traceRunBegin != 0) {
         // Readied since this run began: it parked or yielded here, and ran to its end on another
         // M before this one looked (its carrier may be descheduled right after the unmount),
-        // whose execute set gp.m before the run that ended it; or a spurious submit left an
-        // entry of it queued while it ran to its end here, and no M has taken that entry yet:
-        // gp.m is still this M, and this run was its last (EndedWithEntryQueuedTest's case).
-        // An M that took the entry before this read reports its run as block, as before.
+        // whose execute set gp.m before the run that ended it; or it was readied while it ran
+        // ('Readied while running' in Goroutine, SubmitWhileRunningTest), or a spurious readying
+        // left an entry of it queued (in a syscall bracket) and no M has taken that entry yet:
+        // gp.m is still this M, and this run was its last. An M that took the entry before this
+        // read reports its run as block, as before.
         boolean exited = !gp.readiedSince(ran) || gp.m == this;
         Trace.runEnd(
             this,
@@ -673,29 +675,35 @@ final class Machine extends ForkJoinWorkerThread {
     } else if (js == VirtualThreads.RUNNING
         && VirtualThreads.carrier(gp.thread) instanceof Machine other
         && other != this) {
-      // A spurious submit: JDK 25's stack walker resubmits a thread that may have run while it
-      // was suspended, and here it had, so our runContinuation returned at once. The G runs on
-      // another M, which stays its M.
+      // It runs on another M, which stays its M: it yielded here and that M took it at once
+      // (below), or this was the entry of a spurious readying, of the G mounted in a syscall
+      // bracket ('A spurious submit inside the bracket' in Syscall), and our runContinuation
+      // returned at once.
       gp.setM(other);
       if (traceRunBegin != 0) {
         // It did run here (it was not mounted when we began): it parked or yielded, and the
         // other M took it at once.
         Trace.runEnd(this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield, "", traceStop);
       }
-    } else if (gp.casRunningToWaiting(ran)) {
-      gp.parked(WaitReasons.of(gp, js), sched.coarseNow);
+    } else {
+      int after = gp.afterRun(ran, this);
+      if (after == Goroutine.WAITING) {
+        gp.parked(WaitReasons.of(gp, js), sched.coarseNow);
+      }
       if (traceRunBegin != 0) {
+        // Waiting: it parked. Otherwise readied meanwhile: it yielded, or it parked and was woken
+        // before we looked (queued below, or by the yield's submit).
         Trace.runEnd(
             this,
             gp,
             ran,
             traceYield < 0 ? Trace.END_BLOCK : traceYield,
-            gp.waitReason(),
+            after == Goroutine.WAITING ? gp.waitReason() : "",
             traceStop);
       }
-    } else if (traceRunBegin != 0) {
-      // Readied meanwhile: it yielded, or it parked and was woken before we looked.
-      Trace.runEnd(this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield, "", traceStop);
+      if (after == Goroutine.RUNNABLE) {
+        sched.readyAfterRun(this, gp); // after the GoRun: the unblock follows the run's end
+      }
     }
     LockedHandoff h = unwiredForward;
     if (h != null) {

@@ -121,7 +121,7 @@ public final class Preempt {
   static boolean preemptOne(Processor pp, long sliceRan, String reason) {
     Machine mp = pp.m;
     Goroutine gp = mp == null ? null : mp.curg;
-    if (gp == null || gp.status() != Goroutine.RUNNING) {
+    if (gp == null || !gp.running()) {
       return false;
     }
     pp.preempt = true;

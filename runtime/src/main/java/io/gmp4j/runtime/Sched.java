@@ -46,6 +46,19 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * {@code execute} never runs a task inline and never waits for anything but sched.lock.
  *
+ * <h3>Submits that ready nothing</h3>
+ *
+ * ready first looks at the thread: a submit of a thread that is mounted, or whose JDK state is
+ * not one that {@code runContinuation} runs (started, unparked, yielded, unblocked), is dropped.
+ * The JDK makes every submit right after it put the thread in such a state, unmounted, and only
+ * a G's own queue entry can take it out of it; but JDK 25's stack walker (VirtualThread.
+ * tryGetStackTrace: Thread.getStackTrace, thread dumps, the agent's look at running classes)
+ * submits an unmounted runnable thread once more after walking it, and may do so late, when the
+ * thread has run since and is mounted or parked again. Queued, such a submit was a second entry
+ * of the G. A readying that passes the look and finds the G running is left to its M ('Readied
+ * while running' in Goroutine). A late walker can still look before an M mounts the thread and
+ * CAS after: see that section, and 'A spurious submit inside the bracket' in Syscall.
+ *
  * <h3>Wake-ups from JDK threads</h3>
  *
  * In Go the netpoller and the timers are run by the Ms themselves: findRunnable polls the
@@ -406,9 +419,32 @@ public final class Sched {
 
   /** Go's ready: see 'Readying a G'. Any thread; never blocks but on sched.lock. */
   void ready(Goroutine gp) {
-    int was = gp.casToRunnable();
+    Thread vthread = gp.thread;
+    int js = VirtualThreads.state(vthread);
+    if (VirtualThreads.carrier(vthread) == null && VirtualThreads.runnable(js)) {
+      readyLooked(gp, js);
+    } // else 'Submits that ready nothing'
+  }
+
+  /**
+   * ready after its look at the thread, which found it unmounted in runnable JDK state {@code
+   * js}. The thread may have been mounted since (by the M of the G's one queue entry): then the
+   * readying is a late walker's, and lands on a running G ('Readied while running' in Goroutine)
+   * or on one in a syscall bracket ('A spurious submit inside the bracket' in Syscall). Any
+   * thread: ready's, or a white-box test's that plays that race.
+   */
+  void readyLooked(Goroutine gp, int js) {
+    Thread ct = Thread.currentThread();
+    Machine mt = ct instanceof Machine m ? m : null;
+    // The M's own G's Thread.yield, submitted on the carrier after the unmount: Go's GoStop.
+    boolean yielded =
+        mt != null && mt.sched == this && mt.curg == gp && js == VirtualThreads.YIELDED;
+    int was = gp.casToRunnable(yielded);
     if (was < 0) {
       return; // already queued: the queued entry will run it
+    }
+    if (!yielded && (was == Goroutine.RUNNING || was == Goroutine.READIED)) {
+      return; // its M queues it after the run, or finds it parked: 'Readied while running'
     }
     if (was == Goroutine.SYSCALL) {
       nGsyscall.decrement(); // it parked inside a syscall bracket; its P was left for sysmon
@@ -419,26 +455,23 @@ public final class Sched {
       gp.trackingStamp = now;
     }
     if (Trace.on(Trace.GO_RUN)) {
-      if (now == 0 && (was == Goroutine.RUNNING || !Trace.latencySampled())) {
+      if (now == 0 && (yielded || !Trace.latencySampled())) {
         now = System.nanoTime(); // else 0: this readying's latency is not measured
       }
       gp.traceRunnableSince = now;
-      if (was == Goroutine.RUNNING) {
+      if (yielded) {
         Trace.runStoppedBy(gp, now); // its M is not back yet: 'The end of a run' in Trace
       }
     }
     Machine mp = null;
     boolean reacquire = true;
-    boolean yielded = false;
     boolean outside = false; // case 3 of 'Readying a G'
-    Thread ct = Thread.currentThread();
-    if (ct instanceof Machine mt) {
+    if (mt != null) {
       if (mt.sched != this) {
         outside = true; // another scheduler's M (white-box tests): a platform thread to us
-      } else if (mt.curg != gp || VirtualThreads.state(gp.thread) != VirtualThreads.YIELDED) {
+      } else if (!yielded) {
         mp = mt; // not a yield: the M's P (the JDK's carrier-side code, inside the run)
       } else {
-        yielded = true; // the M's own G yielded: Go's GoStop, not an unblock
         mt.traceYield = gp.tracePreempted ? Trace.END_PREEMPTED : Trace.END_GOSCHED;
       }
     } else if (ct.isVirtual()
@@ -482,6 +515,40 @@ public final class Sched {
     }
     if (unblock != null) {
       Trace.unblockCommit(unblock, pp == null ? "global" : toRunnext ? "runnext" : "local");
+    }
+    wakeP(fenced);
+  }
+
+  /**
+   * Queues gp, readied while it ran on mp and found runnable after the run ('Readied while
+   * running' in Goroutine): on mp's P's runnext, as case 2 of 'Readying a G' puts a G woken
+   * during its M's unmount, or on the global queue if the run lost the P (a retake, or a park
+   * inside a syscall bracket). The GoUnblock names the readier but is mp's, at mp's time: the
+   * readying may have come before this run began (a stale walker's, its thread suspended when
+   * the run tried to mount it), and the G's next run must not seem to follow a readying that
+   * came before its last. Called only by mp, after the run.
+   */
+  void readyAfterRun(Machine mp, Goroutine gp) {
+    assert Thread.currentThread() == mp : "readyAfterRun: not on M" + mp.id;
+    long now = System.nanoTime();
+    if ((gp.trackingSeq++ & 7) == 0) {
+      gp.trackingStamp = now;
+    }
+    if (Trace.on(Trace.GO_RUN)) {
+      gp.traceRunnableSince = now;
+    }
+    long by = gp.readiedBy; // published by the readier's CAS, which afterRun read
+    Object unblock = Trace.on(Trace.GO_UNBLOCK) ? Trace.unblockBegin(gp, now, by) : null;
+    Processor pp = mp.p; // the M's own between runs: sysmon never takes it from SCHED
+    boolean fenced;
+    if (pp == null) {
+      runq.globRunqPut(gp);
+      fenced = true;
+    } else {
+      fenced = pp.runqPut(gp, true);
+    }
+    if (unblock != null) {
+      Trace.unblockCommit(unblock, pp == null ? "global" : pp.runnextIs(gp) ? "runnext" : "local");
     }
     wakeP(fenced);
   }

@@ -189,7 +189,7 @@ final class SchedMetrics {
     long retaken = 0;
     for (Machine mp : s.allm) {
       Goroutine g = mp.curg;
-      if (g != null && g.status() == Goroutine.RUNNING) {
+      if (g != null && g.running()) {
         // A G whose P sysmon handed off runs outside GOMAXPROCS, as Go's cgo calls do: it is
         // not in Go, and running stays within GOMAXPROCS (see 'Hog hand-off' in HogHandoff).
         if (mp.lostP()) {

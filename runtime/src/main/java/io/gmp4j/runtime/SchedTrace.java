@@ -117,7 +117,7 @@ final class SchedTrace {
         .forEach(
             gp -> {
               Machine mp = gp.m;
-              int st = gp.status();
+              int st = gp.running() ? Goroutine.RUNNING : gp.status(); // Go's numbers
               sb.append("  G")
                   .append(gp.goid)
                   .append(": status=")

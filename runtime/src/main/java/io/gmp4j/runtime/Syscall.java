@@ -49,9 +49,11 @@ import java.util.concurrent.locks.LockSupport;
  * <h3>A spurious submit inside the bracket</h3>
  *
  * The G can leave {@code _Gsyscall} in two ways before its exitsyscall: it parks inside the
- * bracket (ready takes it out, and it runs again on some M with a P), or a submit reaches our
- * scheduler while it is still mounted in the bracket: JDK 25's stack walker resubmits a thread
- * that it suspended as runnable and that ran meanwhile (see Goroutine). ready takes it out of
+ * bracket (ready takes it out, and it runs again on some M with a P), or a readying reaches it
+ * while it is still mounted in the bracket: JDK 25's stack walker resubmits a thread that it
+ * suspended as runnable, and ready drops that submit if the thread is mounted ('Submits that
+ * ready nothing' in Sched) but not if it looked before the G's M mounted it
+ * (Sched.readyLooked; SpuriousSubmitInSyscallTest plays that race). ready takes it out of
  * {@code _Gsyscall} and counts it out of nGsyscall as for a park. The G never left its M, which
  * still holds no P. exitsyscall tells the two apart by that M's phold word: still PHold.SYSCALL
  * means the run that entered the call goes on, so exitsyscall does its work as usual, leaving
@@ -65,8 +67,9 @@ import java.util.concurrent.locks.LockSupport;
  * mounted elsewhere and gives up (Machine.execute); popped after the G yielded or parked, it
  * resumes the G, or its M marks the parked G waiting. Until it is popped the G runs with
  * status runnable: a bracket it enters meanwhile is not entered ({@code casRunningToSyscall}
- * fails), and sysmon's preemption skips it, so only the hog hand-off can take its P. The same
- * holds for a spurious submit that reaches a running G outside a bracket.
+ * fails), and sysmon's preemption skips it, so only the hog hand-off can take its P. A late
+ * readying that reaches a running G outside a bracket queues nothing ('Readied while running'
+ * in Goroutine).
  *
  * <p>Nested calls (a FileInputStream read inside a Blocker-bracketed call, say) count a depth;
  * only the outermost enters and exits. A call on a thread that is not one of our Gs does nothing.

@@ -362,7 +362,7 @@ final class Sysmon extends Thread {
     Processor pp = allp[oldest];
     Machine mp = pp.m;
     Goroutine gp = mp == null ? null : mp.curg;
-    if (gp != null && gp.status() == Goroutine.RUNNING && Preempt.request(gp, pp, 0, "timer")) {
+    if (gp != null && gp.running() && Preempt.request(gp, pp, 0, "timer")) {
       sched.overdueTimerPreempts.increment();
       if (mp.curg != gp) {
         Preempt.cancel(gp); // the run ended while we asked: as in Preempt.preemptOne

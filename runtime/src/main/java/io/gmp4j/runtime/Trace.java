@@ -620,6 +620,15 @@ final class Trace {
    * set.
    */
   static Object unblockBegin(Goroutine gp, long now) {
+    return unblockBegin(gp, now, currentGoid());
+  }
+
+  /**
+   * {@link #unblockBegin} for a readying by goroutine {@code byGoid} (0: a platform thread), which
+   * may be another thread's: an M queues a G readied while it ran ('Readied while running' in
+   * Goroutine), with its readier's time and goid. Called by Sched with the bit set.
+   */
+  static Object unblockBegin(Goroutine gp, long now, long byGoid) {
     TraceEvents.GoUnblock e = null;
     Machine mp = committer();
     if (mp != null && mp.traceUnblockFreeCount != 0) {
@@ -641,7 +650,7 @@ final class Trace {
       e.end(); // an instant here too, so that commit never times it
     }
     e.goid = gp.goid;
-    e.byGoid = currentGoid();
+    e.byGoid = byGoid;
     return e;
   }
 
@@ -702,7 +711,7 @@ final class Trace {
   }
 
   /** The goid of the G running the caller, or of an M's current G, else 0. Any thread. */
-  private static long currentGoid() {
+  static long currentGoid() {
     Thread ct = Thread.currentThread();
     if (ct.isVirtual()) {
       return VirtualThreads.scheduler(ct) instanceof Goroutine g ? g.goid : 0;

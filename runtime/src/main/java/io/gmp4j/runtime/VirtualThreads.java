@@ -42,14 +42,17 @@ import java.util.concurrent.Executor;
  */
 final class VirtualThreads {
   static final int NEW = 0;
+  static final int STARTED = 1;
   static final int RUNNING = 2;
   static final int PARKING = 3;
   static final int PINNED = 5;
   static final int TIMED_PARKING = 6;
   static final int TIMED_PINNED = 8;
+  static final int UNPARKED = 9;
   static final int YIELDING = 10;
   static final int YIELDED = 11;
   static final int BLOCKING = 12;
+  static final int UNBLOCKED = 14;
   static final int WAITING = 15;
   static final int TIMED_WAITING = 17;
   static final int TERMINATED = 99;
@@ -214,6 +217,15 @@ final class VirtualThreads {
   /** The JDK's state of a virtual thread, without the SUSPENDED bit. Any thread. */
   static int state(Thread vthread) {
     return ((int) STATE.getVolatile(vthread)) & ~SUSPENDED; // pairs with the JDK's setState
+  }
+
+  /**
+   * Whether JDK state {@code js} (from {@link #state}) is one that {@code runContinuation} runs:
+   * started, unparked, yielded or unblocked, all unmounted. Every submit the JDK makes but the
+   * stack walker's is of a thread it has just put in one of these.
+   */
+  static boolean runnable(int js) {
+    return js == UNPARKED || js == YIELDED || js == UNBLOCKED || js == STARTED;
   }
 
   /**

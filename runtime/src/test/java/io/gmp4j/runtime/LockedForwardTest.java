@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * An entry of a locked G, forwarded while that G still runs ('Forwarding' in LockOSThread): a
- * platform thread submits the running G, as JDK 25's stack walker does, and the other M dequeues
+ * platform thread readies the G in a syscall bracket, as a late JDK 25 stack walker can, which
+ * leaves an entry of it queued (SchedTesting.queueEntryLikeALateWalker), and the other M dequeues
  * the entry and forwards its P to the G's M. The G then ends, or unlocks and goes on. Before, the
  * forwarded P was lost either way (the exiting M handed off only its own; the unlocked M never
  * looked at it again), and the next stop-the-world waited for it forever; after an unlock the G
@@ -48,7 +49,7 @@ class LockedForwardTest {
           20,
           () -> {
             Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-            SchedTesting.submitLikeTheStackWalker(me); // at one P its entry stays queued
+            SchedTesting.queueEntryLikeALateWalker(me); // at one P its entry stays queued
             assertEquals(Goroutine.RUNNABLE, me.status(), "round " + round + ": entry queued");
             LockOSThread.lock();
             assertEquals(
@@ -160,14 +161,14 @@ class LockedForwardTest {
   }
 
   /**
-   * Locks the calling G {@code me} and submits it from a platform thread, as the stack walker
-   * does, then spins until the other P's M has dequeued that entry and forwarded it here, or 10 s
+   * Locks the calling G {@code me} and queues an entry of it, as a late stack walker can, then
+   * spins until the other P's M has dequeued that entry and forwarded it here, or 10 s
    * pass: a park would take the forward. Returns the G's M. Called only by {@code me}.
    */
   private static Machine lockAndAwaitForward(Goroutine me) {
     LockOSThread.lock();
     Machine mine = me.runningM();
-    SchedTesting.submitLikeTheStackWalker(me);
+    SchedTesting.queueEntryLikeALateWalker(me);
     long deadline = System.nanoTime() + 10_000_000_000L;
     while (!mine.lockedForwardPending() && System.nanoTime() - deadline < 0) {
       Thread.onSpinWait();

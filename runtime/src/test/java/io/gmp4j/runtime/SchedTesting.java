@@ -109,9 +109,35 @@ public final class SchedTesting {
   }
 
   /**
+   * Readies the calling G {@code me} from a platform thread as a late stack walker's submit does
+   * when it looked at the thread before me's M mounted it (Sched.readyLooked, past ready's look),
+   * and spins until that thread is done: a park would be a readying of its own. Called only by
+   * {@code me}.
+   */
+  static void readyLikeALateWalker(Goroutine me) {
+    Thread walker =
+        Thread.ofPlatform().start(() -> me.sched.readyLooked(me, VirtualThreads.UNPARKED));
+    while (walker.isAlive()) {
+      Thread.onSpinWait();
+    }
+  }
+
+  /**
+   * Leaves an entry of the calling G {@code me} queued while it runs on, status runnable: the one
+   * way left to do that, a late stack walker's readying while me is in a syscall bracket
+   * ({@link #readyLikeALateWalker} inside one; 'A spurious submit inside the bracket' in
+   * Syscall). Called only by {@code me}, which must not park meanwhile.
+   */
+  static void queueEntryLikeALateWalker(Goroutine me) {
+    boolean entered = Syscall.enter();
+    readyLikeALateWalker(me);
+    Syscall.exit(entered);
+  }
+
+  /**
    * Submits the calling G {@code me} again from a platform thread, as JDK 25's stack walker
-   * resubmits a thread it suspended (a spurious submit: me is running), and spins until that
-   * thread is done: a park would let the entry run. Called only by {@code me}.
+   * resubmits a thread it suspended and that has run since (me is mounted), and spins until that
+   * thread is done. Called only by {@code me}.
    */
   static void submitLikeTheStackWalker(Goroutine me) {
     Thread walker = Thread.ofPlatform().start(() -> me.execute(me.runContinuation));

@@ -11,12 +11,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A submit that reaches the scheduler while the G is still mounted inside a syscall bracket (JDK
- * 25's stack walker resubmits a thread it suspended as runnable) takes the G out of _Gsyscall
- * with no park. Its exitsyscall must still get the P back ('A spurious submit inside the
- * bracket' in Syscall): before, it did nothing, and the G ran on without a P until it parked,
- * out of sysmon's sight. Here the resubmit comes from a platform thread, as the walker's does,
- * and the test waits until another M has popped the entry and found the thread mounted.
+ * A readying that reaches the scheduler while the G is mounted inside a syscall bracket (JDK 25's
+ * stack walker resubmits a thread it suspended as runnable; Sched.ready drops the submit of a
+ * mounted thread, but not one that looked before the M mounted it: Sched.readyLooked) takes the
+ * G out of _Gsyscall with no park. Its exitsyscall must still get the P back ('A spurious submit
+ * inside the bracket' in Syscall): before, it did nothing, and the G ran on without a P until it
+ * parked, out of sysmon's sight. Here the readying comes from a platform thread, as the walker's
+ * does, and the test waits until another M has popped the entry and found the thread mounted.
  */
 class SpuriousSubmitInSyscallTest {
   private static final int ROUNDS = 200;
@@ -51,7 +52,7 @@ class SpuriousSubmitInSyscallTest {
         () -> {
           Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
           assertTrue(Syscall.enter(), "entered");
-          SchedTesting.submitLikeTheStackWalker(me); // spins: no park inside the bracket
+          SchedTesting.readyLikeALateWalker(me); // spins: no park inside the bracket
           assertEquals(Goroutine.RUNNABLE, me.status(), "the resubmit's entry ran");
           Syscall.exit(true);
           Machine mp = me.runningM();
@@ -63,12 +64,33 @@ class SpuriousSubmitInSyscallTest {
     assertTrue(next.join(Duration.ofSeconds(20)), "the P was lost\n" + dump(s));
   }
 
+  /** The walker's submit itself, of the thread mounted in the bracket, readies nothing. */
+  @Test
+  @Timeout(value = 60, threadMode = SEPARATE_THREAD)
+  void aSubmitOfTheMountedThreadLeavesItInTheCall() throws Exception {
+    Sched s = SchedTesting.newSched(1);
+    runOnG(
+        s,
+        30,
+        () -> {
+          Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
+          assertTrue(Syscall.enter(), "entered");
+          SchedTesting.submitLikeTheStackWalker(me);
+          assertEquals(Goroutine.SYSCALL, me.status(), "the submit readied a mounted thread");
+          assertEquals(1L, s.nGsyscall.sum(), "nGsyscall");
+          Syscall.exit(true);
+          Machine mp = me.runningM();
+          assertTrue(!mp.lostP() && mp.p != null, "no P after exitsyscall on " + mp);
+          assertEquals(0L, s.nGsyscall.sum(), "nGsyscall after the call");
+        });
+  }
+
   /** One bracket with a resubmit inside it. Runs on the G; never parks inside the bracket. */
   private static void round(Sched s, Goroutine me, int i) throws InterruptedException {
     Machine before = me.runningM();
     assertTrue(Syscall.enter(), "entered");
     assertEquals(Goroutine.SYSCALL, me.status(), "round " + i + ": in the call");
-    Thread walker = Thread.ofPlatform().start(() -> me.execute(me.runContinuation));
+    Thread walker = Thread.ofPlatform().start(() -> s.readyLooked(me, VirtualThreads.UNPARKED));
     // Spin, not join: a park here would be the other way out of _Gsyscall.
     long deadline = System.nanoTime() + 10_000_000_000L;
     while ((walker.isAlive() || me.status() != Goroutine.RUNNING)

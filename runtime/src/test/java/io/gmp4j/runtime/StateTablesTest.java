@@ -78,20 +78,33 @@ class StateTablesTest {
     Goroutine gp = new Goroutine(sched, 42, null, null);
     long idle = 0; // a new G's word: sequence 0, idle
     // The M's post-run CAS expects running; from idle it is no edge, and must not even try.
-    InternalError e = assertThrows(InternalError.class, () -> gp.casRunningToWaiting(idle));
+    InternalError e = assertThrows(InternalError.class, () -> gp.afterRun(idle, null));
     assertTrue(e.getMessage().startsWith("park: G42"), e.getMessage());
     assertTrue(
         e.getMessage().endsWith("idle → waiting is not an edge of the G status table"),
         e.getMessage());
     assertEquals(Goroutine.IDLE, gp.status());
-    assertEquals(Goroutine.IDLE, gp.casToRunnable());
+    assertEquals(Goroutine.IDLE, gp.casToRunnable(false));
     long ran = gp.casRunnableToRunning();
     assertTrue(gp.casRunningToSyscall());
     assertTrue(gp.casSyscallToRunning());
     assertFalse(gp.casSyscallToRunning(), "not in syscall any more");
-    assertTrue(gp.casRunningToWaiting(ran));
+    assertEquals(Goroutine.WAITING, gp.afterRun(ran, null));
     assertEquals(Goroutine.WAITING, gp.status());
-    assertEquals(Goroutine.WAITING, gp.setDead(), "the status it had");
+    // Readied while it runs: left to its M, running to everyone else ('Readied while running').
+    assertEquals(Goroutine.WAITING, gp.casToRunnable(false));
+    ran = gp.casRunnableToRunning();
+    assertEquals(Goroutine.RUNNING, gp.casToRunnable(false));
+    assertEquals(Goroutine.READIED, gp.status());
+    assertTrue(gp.running());
+    assertEquals(Goroutine.READIED, gp.casToRunnable(false), "a second readier bumps it again");
+    assertTrue(gp.casRunningToSyscall(), "a late walker's readying of a G that runs");
+    assertTrue(gp.casSyscallToRunning());
+    assertEquals(-1, gp.afterRun(ran, null), "readied since: not the run's to park");
+    assertEquals(Goroutine.RUNNING, gp.casToRunnable(true), "its own yield is queued at once");
+    assertEquals(Goroutine.RUNNABLE, gp.status());
+    assertEquals(-1, gp.casToRunnable(false), "queued already");
+    assertEquals(Goroutine.RUNNABLE, gp.setDead(), "the status it had");
     assertEquals(-1, gp.setDead(), "dead already");
   }
 

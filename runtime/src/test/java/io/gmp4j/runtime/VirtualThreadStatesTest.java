@@ -27,6 +27,6 @@ class VirtualThreadStatesTest {
       assertEquals(jdk.getInt(null), ours.getInt(null), ours.getName());
       checked++;
     }
-    assertEquals(13, checked); // NEW .. TERMINATED and SUSPENDED
+    assertEquals(16, checked); // NEW .. TERMINATED and SUSPENDED
   }
 }

@@ -21,35 +21,39 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A spurious submit (JDK 25's stack walker resubmits a thread it suspended) that lands while the G
- * still runs, and the G then ends without parking: its M destroys it with the entry still queued
- * (runnable → dead), and the M that later pops the entry must drop it. Before, that M's execute
- * threw InternalError ("bad status") out of its scheduler loop, and the P it held was lost with
- * it: nothing ran any more. Here the resubmit comes from a platform thread, as the walker's does.
+ * runs, and the G then ends without parking. Up to issue 17 the submit queued a second entry of
+ * the G (running → runnable), its M destroyed the G with the entry still queued, and the M that
+ * popped the entry had to drop it (before that, it threw InternalError out of its scheduler loop
+ * and lost its P). Now Sched.ready drops a submit of a mounted thread ('Submits that ready
+ * nothing'): the G stays running and nothing is queued. A late walker's readying that got past
+ * that look (it looked before the M mounted the thread) marks the G readied and queues nothing
+ * either ('Readied while running' in Goroutine); the M finds the thread terminated and ends the
+ * G. Here both come from a platform thread, as the walker's do.
  */
-class EndedWithEntryQueuedTest {
+class SubmitWhileRunningTest {
   private static final int ROUNDS = 50;
 
   @Test
   @Timeout(value = 60, threadMode = SEPARATE_THREAD)
-  void anEntryQueuedForAnEndedGIsDropped() throws Exception {
+  void aSubmitOfAMountedThreadQueuesNothing() throws Exception {
     Sched s = SchedTesting.newSched(1);
-    AtomicInteger queuedAtTheEnd = new AtomicInteger();
+    AtomicInteger runningAtTheEnd = new AtomicInteger();
     for (int i = 0; i < ROUNDS; i++) {
       Thread g =
           s.newBuilder()
               .start(
                   () -> {
-                    if (endWithEntryQueued()) {
-                      queuedAtTheEnd.incrementAndGet();
+                    if (submittedWhileRunning()) {
+                      runningAtTheEnd.incrementAndGet();
                     }
                   });
       assertTrue(g.join(Duration.ofSeconds(20)), "round " + i + ": the G did not end\n" + dump(s));
       Thread next = s.newBuilder().start(() -> {});
       assertTrue(
           next.join(Duration.ofSeconds(20)),
-          "round " + i + ": the scheduler stopped after the queued entry\n" + dump(s));
+          "round " + i + ": the scheduler stopped after the submit\n" + dump(s));
     }
-    assertEquals(ROUNDS, queuedAtTheEnd.get(), "every G ended with its entry queued");
+    assertEquals(ROUNDS, runningAtTheEnd.get(), "every G running, then readied, never queued");
     long deadline = System.nanoTime() + 20_000_000_000L;
     while (s.allgs.size() != 0 && System.nanoTime() - deadline < 0) {
       Thread.sleep(10); // the Ms destroy the last Gs after their joiners wake
@@ -58,8 +62,8 @@ class EndedWithEntryQueuedTest {
   }
 
   /**
-   * The trace of that case: each such G's last GoRun ends "exit", not "block" (its status moved
-   * on since the run began, through the spurious submit, not through a readying after a park). In
+   * The trace of that case: each such G's last GoRun ends "exit" (it was a case of its own while
+   * the submit moved the status on: the M had to tell an exit from a park readied meanwhile). In
    * a child JVM, whose process-wide scheduler (sysmon, JFR hooks) records gmp4j.GoRun.
    */
   @Test
@@ -99,7 +103,7 @@ class EndedWithEntryQueuedTest {
           Thread.sleep(10);
         }
         for (int i = 0; i < ROUNDS; i++) {
-          Thread g = s.newBuilder().start(EndedWithEntryQueuedTest::endWithEntryQueued);
+          Thread g = s.newBuilder().start(SubmitWhileRunningTest::submittedWhileRunning);
           goids.add(((Goroutine) VirtualThreads.scheduler(g)).goid);
           if (!g.join(Duration.ofSeconds(20))) {
             System.out.println("round " + i + ": the G did not end\n" + dump(s));
@@ -134,12 +138,15 @@ class EndedWithEntryQueuedTest {
   }
 
   /**
-   * A G's body: a platform thread submits it while it runs, and it ends without parking. Returns
-   * whether its entry is still queued at its end (at one P it is: the G holds the P).
+   * A G's body: a platform thread submits it while it runs, then readies it as a late walker
+   * does, and it ends without parking. Returns whether the submit left it running and the
+   * readying left it readied, neither of them queued.
    */
-  private static boolean endWithEntryQueued() {
+  private static boolean submittedWhileRunning() {
     Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
     SchedTesting.submitLikeTheStackWalker(me);
-    return me.status() == Goroutine.RUNNABLE;
+    boolean untouched = me.status() == Goroutine.RUNNING;
+    SchedTesting.readyLikeALateWalker(me);
+    return untouched && me.status() == Goroutine.READIED;
   }
 }
