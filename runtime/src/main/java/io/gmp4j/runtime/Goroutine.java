@@ -75,9 +75,10 @@ import java.util.concurrent.Executor;
  * one it had dequeued: a run with no readying before it in the trace, or a run that never was.
  * Readied leaves the first M to settle it: it sees the JDK state after its own run. With
  * Sched.ready dropping the submits of a thread that is mounted or whose JDK state is not runnable
- * (a walker's resubmit that came late), a G has at most one queue entry, and only while runnable.
- * readied means running to everyone else: the G may even be mounted (a late walker's readying
- * between its look at the thread and its CAS), so preemption and entersyscall treat it as such.
+ * (a walker's resubmit that came late: 'Submits that ready nothing' in Sched), a G has at most
+ * one queue entry, and only while runnable. readied means running to everyone else: the G may
+ * even be mounted (a walker that read the word after the dequeue and looked before the mount),
+ * so preemption and entersyscall treat it as such.
  */
 final class Goroutine implements Executor {
   // Go's G status values (runtime2.go); the gaps are Go statuses that have no JVM counterpart.
@@ -283,10 +284,15 @@ final class Goroutine implements Executor {
     M.setRelease(this, mp);
   }
 
+  /** {@link #setM}, volatile: Machine.execute's hand-back, which reads the carrier next. */
+  void setMVolatile(Machine mp) {
+    M.setVolatile(this, mp);
+  }
+
   /**
    * Records why and since when the G waits, after its status went to waiting: release stores,
-   * for observers only (as {@link #setM}). Called only by its M, after a run that ended in a
-   * park.
+   * for observers only (as {@link #setM}). Called only by the M whose afterRun parked it: its M
+   * after the run, or an M that settled it for that M (Machine.execute's hand-back).
    */
   void parked(String reason, long since) {
     WAIT_REASON.setRelease(this, reason);
@@ -364,19 +370,37 @@ final class Goroutine implements Executor {
   int casToRunnable(boolean ownYield) {
     for (; ; ) {
       long s = state; // volatile read; pairs with the CASes below
-      int st = statusOf(s);
-      if (st == RUNNABLE || st == DEAD) {
-        return -1;
-      }
-      if ((st == RUNNING || st == READIED) && !ownYield) {
-        readiedBy = Trace.currentGoid(); // published by the CAS ('Readied while running')
-        if (casState(s, nextSeq(s, READIED), "ready")) {
-          return st;
-        }
-      } else if (casState(s, nextSeq(s, RUNNABLE), "ready")) { // publishes the enqueue after it
-        return st;
+      int was = casToRunnable(s, ownYield);
+      if (was != LOST) {
+        return was;
       }
     }
+  }
+
+  /** {@link #casToRunnable(long, boolean)}'s answer when the word was not {@code s} any more. */
+  static final int LOST = -2;
+
+  /**
+   * One try of {@link #casToRunnable(boolean)}, from word {@code s} as read (by {@link #word})
+   * before the caller looked at the thread: returns {@link #LOST} if the word has changed since,
+   * so that the look is made again ('Submits that ready nothing' in Sched). Any thread.
+   */
+  int casToRunnable(long s, boolean ownYield) {
+    int st = statusOf(s);
+    if (st == RUNNABLE || st == DEAD) {
+      return -1;
+    }
+    if ((st == RUNNING || st == READIED) && !ownYield) {
+      readiedBy = Trace.currentGoid(); // published by the CAS ('Readied while running')
+      return casState(s, nextSeq(s, READIED), "ready") ? st : LOST;
+    }
+    // The CAS publishes the enqueue that follows it.
+    return casState(s, nextSeq(s, RUNNABLE), "ready") ? st : LOST;
+  }
+
+  /** The state word, (sequence, status). Any thread; volatile read. */
+  long word() {
+    return state;
   }
 
   /**
@@ -386,8 +410,8 @@ final class Goroutine implements Executor {
    * readied → waiting when it is not (a readying that the run itself consumed, or a stale walker's;
    * see 'Readied while running'). Returns the new status, or -1 if the G is neither: a yield's
    * submit queued it (runnable), another M runs it since (running, or readied in that M's run:
-   * {@link #m} names that M, which the chain of CASes from its dequeue to the readying publishes),
-   * or it parked inside a syscall bracket. {@code ran} is casRunnableToRunning's result. Called
+   * {@link #m} names that M, written before its dequeue CAS, which publishes it to whoever sees
+   * the G running), or it parked inside a syscall bracket. {@code ran} is casRunnableToRunning's result. Called
    * only by the M that ran it, {@code mp}.
    */
   int afterRun(long ran, Machine mp) {
@@ -399,7 +423,7 @@ final class Goroutine implements Executor {
         if (casState(s, withStatus(s, next), "afterRun")) { // fails if readied once more
           return next;
         }
-      } else if (s == ran) {
+      } else if (s == ran || (st == RUNNING && m == mp)) { // the second: Machine's hand-back
         if (casState(s, withStatus(s, WAITING), "park")) {
           return WAITING;
         }

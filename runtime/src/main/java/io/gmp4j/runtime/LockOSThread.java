@@ -31,9 +31,10 @@ package io.gmp4j.runtime;
  * <h2>'Forwarding'</h2>
  *
  * <p>Go's startlockedm writes {@code mp.nextp} without a check: its locked G, when queued, is
- * waiting in stoplockedm on that M, or soon will be. Here a late JDK 25 stack walker can ready a
- * thread that is running in a syscall bracket ('A spurious submit inside the bracket' in
- * Syscall; outside one its readying queues nothing), so an entry of a locked G can be
+ * waiting in stoplockedm on that M, or soon will be. Here the JDK 25 stack walker could submit a
+ * thread that is running (a spurious submit); since 'Submits that ready nothing' in Sched none
+ * is queued, and what follows is a defence, reached by the white-box tests with
+ * Sched.readyUnlooked. With a second entry, an entry of a locked G can be
  * dequeued while that G still runs on its M, and the G may then unlock or end before the M next
  * waits for a forward. A P forwarded then would be waited for by nobody: lost, and the next
  * stop-the-world would wait for it forever (LockedForwardTest). So the forward and the unwire

@@ -573,6 +573,9 @@ final class Machine extends ForkJoinWorkerThread {
   /** Go's execute plus the post-run half of gopark / goexit0. Called only by this M. */
   private void execute(Goroutine gp, boolean inheritTime) {
     assert Thread.currentThread() == this : "execute: not on M" + id;
+    // Before the CAS, which publishes it: a readier that finds the G running reads its M from it
+    // (Goroutine.afterRun: 'Readied while running').
+    gp.setM(this);
     long ran = gp.casRunnableToRunning();
     if (ran < 0) {
       // The entry of a spurious readying (a late stack walker's, of a G mounted in a syscall
@@ -587,7 +590,6 @@ final class Machine extends ForkJoinWorkerThread {
       now = System.nanoTime();
       sched.timeToRun.record(now - stamp);
     }
-    gp.setM(this);
     CURG.setRelease(this, gp); // no fence: openPHold's release publishes it to sysmon
     Processor pp = p;
     if (!inheritTime) {
@@ -676,14 +678,24 @@ final class Machine extends ForkJoinWorkerThread {
         && VirtualThreads.carrier(gp.thread) instanceof Machine other
         && other != this) {
       // It runs on another M, which stays its M: it yielded here and that M took it at once
-      // (below), or this was the entry of a spurious readying, of the G mounted in a syscall
-      // bracket ('A spurious submit inside the bracket' in Syscall), and our runContinuation
-      // returned at once.
-      gp.setM(other);
+      // (below), or this was a second entry of the G (none since 'Submits that ready nothing' in
+      // Sched; the tests make one with readyUnlooked) and our runContinuation returned at once:
+      // then the other M's afterRun must find itself named, as the G's status is ours now.
+      gp.setMVolatile(other);
       if (traceRunBegin != 0) {
         // It did run here (it was not mounted when we began): it parked or yielded, and the
         // other M took it at once.
         Trace.runEnd(this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield, "", traceStop);
+      }
+      if (VirtualThreads.carrier(gp.thread) != other) {
+        // Gone from that M since: its afterRun may have looked before the write above and left
+        // the G to us. Settle it for that M; of the two, the second finds nothing to do.
+        int after = gp.afterRun(ran, other);
+        if (after == Goroutine.WAITING) {
+          gp.parked(WaitReasons.of(gp, VirtualThreads.state(gp.thread)), sched.coarseNow);
+        } else if (after == Goroutine.RUNNABLE) {
+          sched.readyAfterRun(this, gp);
+        }
       }
     } else {
       int after = gp.afterRun(ran, this);

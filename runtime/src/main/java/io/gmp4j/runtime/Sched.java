@@ -55,9 +55,15 @@ import java.util.concurrent.atomic.LongAdder;
  * tryGetStackTrace: Thread.getStackTrace, thread dumps, the agent's look at running classes)
  * submits an unmounted runnable thread once more after walking it, and may do so late, when the
  * thread has run since and is mounted or parked again. Queued, such a submit was a second entry
- * of the G. A readying that passes the look and finds the G running is left to its M ('Readied
- * while running' in Goroutine). A late walker can still look before an M mounts the thread and
- * CAS after: see that section, and 'A spurious submit inside the bracket' in Syscall.
+ * of the G.
+ *
+ * <p>The look comes between a read of the G's state word and the CAS, which is from that word
+ * and looks again if it fails: a thread mounted after the look was dequeued, which moved the
+ * word, unless the G was already running (dequeued, not yet mounted) when the word was read. So
+ * a readying that passes the look and wins its CAS either finds the G waiting, idle or parked in
+ * a syscall bracket, and queues it, or finds it running (maybe mounted by now) and leaves it to
+ * its M ('Readied while running' in Goroutine): no G ever has a second entry. readyUnlooked,
+ * without the look, is for the white-box tests of the defences that second entries needed.
  *
  * <h3>Wake-ups from JDK threads</h3>
  *
@@ -420,26 +426,37 @@ public final class Sched {
   /** Go's ready: see 'Readying a G'. Any thread; never blocks but on sched.lock. */
   void ready(Goroutine gp) {
     Thread vthread = gp.thread;
-    int js = VirtualThreads.state(vthread);
-    if (VirtualThreads.carrier(vthread) == null && VirtualThreads.runnable(js)) {
-      readyLooked(gp, js);
-    } // else 'Submits that ready nothing'
+    Thread ct = Thread.currentThread();
+    Machine mt = ct instanceof Machine m ? m : null;
+    int was;
+    boolean yielded;
+    do {
+      // The word before the look, and the CAS from that word: 'Submits that ready nothing'.
+      long s = gp.word();
+      int js = VirtualThreads.state(vthread);
+      if (VirtualThreads.carrier(vthread) != null || !VirtualThreads.runnable(js)) {
+        return;
+      }
+      // The M's own G's Thread.yield, submitted on the carrier after the unmount: Go's GoStop.
+      yielded = mt != null && mt.sched == this && mt.curg == gp && js == VirtualThreads.YIELDED;
+      was = gp.casToRunnable(s, yielded);
+    } while (was == Goroutine.LOST);
+    readied(gp, was, yielded, mt, ct);
   }
 
   /**
-   * ready after its look at the thread, which found it unmounted in runnable JDK state {@code
-   * js}. The thread may have been mounted since (by the M of the G's one queue entry): then the
-   * readying is a late walker's, and lands on a running G ('Readied while running' in Goroutine)
-   * or on one in a syscall bracket ('A spurious submit inside the bracket' in Syscall). Any
-   * thread: ready's, or a white-box test's that plays that race.
+   * A readying without ready's look at the thread, for the white-box tests of the defences
+   * against a second entry of a G that runs (LockOSThread's 'Forwarding', 'A spurious submit
+   * inside the bracket' in Syscall): since 'Submits that ready nothing', no JDK submit makes
+   * one. Any thread.
    */
-  void readyLooked(Goroutine gp, int js) {
+  void readyUnlooked(Goroutine gp) {
     Thread ct = Thread.currentThread();
-    Machine mt = ct instanceof Machine m ? m : null;
-    // The M's own G's Thread.yield, submitted on the carrier after the unmount: Go's GoStop.
-    boolean yielded =
-        mt != null && mt.sched == this && mt.curg == gp && js == VirtualThreads.YIELDED;
-    int was = gp.casToRunnable(yielded);
+    readied(gp, gp.casToRunnable(false), false, ct instanceof Machine m ? m : null, ct);
+  }
+
+  /** The rest of ready, after its CAS answered {@code was}. The readier's thread. */
+  private void readied(Goroutine gp, int was, boolean yielded, Machine mt, Thread ct) {
     if (was < 0) {
       return; // already queued: the queued entry will run it
     }

@@ -51,9 +51,10 @@ import java.util.concurrent.locks.LockSupport;
  * The G can leave {@code _Gsyscall} in two ways before its exitsyscall: it parks inside the
  * bracket (ready takes it out, and it runs again on some M with a P), or a readying reaches it
  * while it is still mounted in the bracket: JDK 25's stack walker resubmits a thread that it
- * suspended as runnable, and ready drops that submit if the thread is mounted ('Submits that
- * ready nothing' in Sched) but not if it looked before the G's M mounted it
- * (Sched.readyLooked; SpuriousSubmitInSyscallTest plays that race). ready takes it out of
+ * suspended as runnable, maybe after the thread ran and entered a call. Since 'Submits that
+ * ready nothing' in Sched, ready drops such a submit, and its CAS from the word it read before
+ * looking fails once the G has entered a call; the handling below stays as a defence, and
+ * SpuriousSubmitInSyscallTest reaches it with Sched.readyUnlooked. ready takes it out of
  * {@code _Gsyscall} and counts it out of nGsyscall as for a park. The G never left its M, which
  * still holds no P. exitsyscall tells the two apart by that M's phold word: still PHold.SYSCALL
  * means the run that entered the call goes on, so exitsyscall does its work as usual, leaving

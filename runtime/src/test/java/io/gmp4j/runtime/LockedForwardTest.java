@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * An entry of a locked G, forwarded while that G still runs ('Forwarding' in LockOSThread): a
  * platform thread readies the G in a syscall bracket, as a late JDK 25 stack walker can, which
- * leaves an entry of it queued (SchedTesting.queueEntryLikeALateWalker), and the other M dequeues
+ * leaves an entry of it queued (SchedTesting.queueEntryUnlooked), and the other M dequeues
  * the entry and forwards its P to the G's M. The G then ends, or unlocks and goes on. Before, the
  * forwarded P was lost either way (the exiting M handed off only its own; the unlocked M never
  * looked at it again), and the next stop-the-world waited for it forever; after an unlock the G
@@ -49,7 +49,7 @@ class LockedForwardTest {
           20,
           () -> {
             Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
-            SchedTesting.queueEntryLikeALateWalker(me); // at one P its entry stays queued
+            SchedTesting.queueEntryUnlooked(me); // at one P its entry stays queued
             assertEquals(Goroutine.RUNNABLE, me.status(), "round " + round + ": entry queued");
             LockOSThread.lock();
             assertEquals(
@@ -168,7 +168,7 @@ class LockedForwardTest {
   private static Machine lockAndAwaitForward(Goroutine me) {
     LockOSThread.lock();
     Machine mine = me.runningM();
-    SchedTesting.queueEntryLikeALateWalker(me);
+    SchedTesting.queueEntryUnlooked(me);
     long deadline = System.nanoTime() + 10_000_000_000L;
     while (!mine.lockedForwardPending() && System.nanoTime() - deadline < 0) {
       Thread.onSpinWait();

@@ -109,28 +109,27 @@ public final class SchedTesting {
   }
 
   /**
-   * Readies the calling G {@code me} from a platform thread as a late stack walker's submit does
-   * when it looked at the thread before me's M mounted it (Sched.readyLooked, past ready's look),
-   * and spins until that thread is done: a park would be a readying of its own. Called only by
+   * Readies the calling G {@code me} from a platform thread without ready's look at the thread
+   * (Sched.readyUnlooked), as the JDK 25 stack walker's late submits did before that look, and
+   * spins until that thread is done: a park would be a readying of its own. Called only by
    * {@code me}.
    */
-  static void readyLikeALateWalker(Goroutine me) {
-    Thread walker =
-        Thread.ofPlatform().start(() -> me.sched.readyLooked(me, VirtualThreads.UNPARKED));
+  static void readyUnlooked(Goroutine me) {
+    Thread walker = Thread.ofPlatform().start(() -> me.sched.readyUnlooked(me));
     while (walker.isAlive()) {
       Thread.onSpinWait();
     }
   }
 
   /**
-   * Leaves an entry of the calling G {@code me} queued while it runs on, status runnable: the one
-   * way left to do that, a late stack walker's readying while me is in a syscall bracket
-   * ({@link #readyLikeALateWalker} inside one; 'A spurious submit inside the bracket' in
-   * Syscall). Called only by {@code me}, which must not park meanwhile.
+   * Leaves an entry of the calling G {@code me} queued while it runs on, status runnable, as the
+   * JDK 25 stack walker's late submits did before ready's look: {@link #readyUnlooked} while me
+   * is in a syscall bracket ('A spurious submit inside the bracket' in Syscall; outside one the
+   * readying would leave it to me's M). Called only by {@code me}, which must not park meanwhile.
    */
-  static void queueEntryLikeALateWalker(Goroutine me) {
+  static void queueEntryUnlooked(Goroutine me) {
     boolean entered = Syscall.enter();
-    readyLikeALateWalker(me);
+    readyUnlooked(me);
     Syscall.exit(entered);
   }
 

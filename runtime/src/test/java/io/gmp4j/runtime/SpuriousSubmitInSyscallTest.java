@@ -52,7 +52,7 @@ class SpuriousSubmitInSyscallTest {
         () -> {
           Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
           assertTrue(Syscall.enter(), "entered");
-          SchedTesting.readyLikeALateWalker(me); // spins: no park inside the bracket
+          SchedTesting.readyUnlooked(me); // spins: no park inside the bracket
           assertEquals(Goroutine.RUNNABLE, me.status(), "the resubmit's entry ran");
           Syscall.exit(true);
           Machine mp = me.runningM();
@@ -90,7 +90,7 @@ class SpuriousSubmitInSyscallTest {
     Machine before = me.runningM();
     assertTrue(Syscall.enter(), "entered");
     assertEquals(Goroutine.SYSCALL, me.status(), "round " + i + ": in the call");
-    Thread walker = Thread.ofPlatform().start(() -> s.readyLooked(me, VirtualThreads.UNPARKED));
+    Thread walker = Thread.ofPlatform().start(() -> s.readyUnlooked(me));
     // Spin, not join: a park here would be the other way out of _Gsyscall.
     long deadline = System.nanoTime() + 10_000_000_000L;
     while ((walker.isAlive() || me.status() != Goroutine.RUNNING)

@@ -100,7 +100,6 @@ class StateTablesTest {
     assertEquals(Goroutine.READIED, gp.casToRunnable(false), "a second readier bumps it again");
     assertTrue(gp.casRunningToSyscall(), "a late walker's readying of a G that runs");
     assertTrue(gp.casSyscallToRunning());
-    assertEquals(-1, gp.afterRun(ran, null), "readied since: not the run's to park");
     assertEquals(Goroutine.RUNNING, gp.casToRunnable(true), "its own yield is queued at once");
     assertEquals(Goroutine.RUNNABLE, gp.status());
     assertEquals(-1, gp.casToRunnable(false), "queued already");

@@ -146,7 +146,7 @@ class SubmitWhileRunningTest {
     Goroutine me = (Goroutine) VirtualThreads.scheduler(Thread.currentThread());
     SchedTesting.submitLikeTheStackWalker(me);
     boolean untouched = me.status() == Goroutine.RUNNING;
-    SchedTesting.readyLikeALateWalker(me);
+    SchedTesting.readyUnlooked(me);
     return untouched && me.status() == Goroutine.READIED;
   }
 }
