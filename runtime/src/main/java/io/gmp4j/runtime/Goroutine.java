@@ -48,8 +48,11 @@ import java.util.concurrent.Executor;
  *
  * The JDK unmounts a parking thread before it publishes PARKED, and an unparker may then submit
  * it at once, before the M's {@code runContinuation} call has returned. So the status word
- * carries a sequence number that every readying increments, and the M's post-run transition is
- * a CAS on (sequence, running): it fails, correctly, if the G was readied meanwhile.
+ * carries a sequence number that every readying increments, and the M's post-run step ({@link
+ * #afterRun}) parks the G only if it is still running in that M's run: the word that the M's
+ * dequeue wrote, or any running word with that M in {@link #m} (a syscall bracket drops a
+ * readied mark, readied → syscall → running, and keeps the bumped sequence). A readied G it
+ * settles by the thread's JDK state.
  *
  * <pre>
  *   state:  63 ............................ 8 | 7 ...... 0
@@ -78,7 +81,8 @@ import java.util.concurrent.Executor;
  * (a walker's resubmit that came late: 'Submits that ready nothing' in Sched), a G has at most
  * one queue entry, and only while runnable. readied means running to everyone else: the G may
  * even be mounted (a walker that read the word after the dequeue and looked before the mount),
- * so preemption and entersyscall treat it as such.
+ * so preemption and entersyscall treat it as such; a bracket drops the mark, a stale walker's
+ * readying of a G that runs.
  */
 final class Goroutine implements Executor {
   // Go's G status values (runtime2.go); the gaps are Go statuses that have no JVM counterpart.
@@ -179,10 +183,12 @@ final class Goroutine implements Executor {
   Goroutine schedlink;
 
   /**
-   * The M that last started running this G. Written by that M before each run (setM: a release
-   * store, with no fence: the M's next volatile write, its phold word, publishes it to sysmon);
-   * read by observers (racy, volatile). Code on the G itself uses {@link #runningM()} instead:
-   * after a spurious submit this names an M that only tried to run the G.
+   * The M that last started running this G. Written by that M before each run, before its
+   * dequeue CAS, which publishes it to whoever sees the G running (setM: a release store; the
+   * M's phold word publishes it to sysmon); also by casM, for a second entry (tests only). Read
+   * by {@link #afterRun}, which settles a run only for its M, and by observers (racy,
+   * volatile). Code on the G itself uses {@link #runningM()} instead: after a second entry this
+   * may name an M that only tried to run the G.
    */
   volatile Machine m;
 
@@ -284,9 +290,13 @@ final class Goroutine implements Executor {
     M.setRelease(this, mp);
   }
 
-  /** {@link #setM}, volatile: Machine.execute's hand-back, which reads the carrier next. */
-  void setMVolatile(Machine mp) {
-    M.setVolatile(this, mp);
+  /**
+   * {@code m}: {@code expect} → {@code mp}, a CAS (a full fence: Machine.execute reads the carrier
+   * next). Only for a second entry of the G, which the white-box tests make. Called by the M that
+   * dequeued that entry.
+   */
+  boolean casM(Machine expect, Machine mp) {
+    return M.compareAndSet(this, expect, mp);
   }
 
   /**
@@ -423,7 +433,7 @@ final class Goroutine implements Executor {
         if (casState(s, withStatus(s, next), "afterRun")) { // fails if readied once more
           return next;
         }
-      } else if (s == ran || (st == RUNNING && m == mp)) { // the second: Machine's hand-back
+      } else if (s == ran || (st == RUNNING && m == mp)) { // the second: a bracket dropped READIED
         if (casState(s, withStatus(s, WAITING), "park")) {
           return WAITING;
         }

@@ -677,25 +677,21 @@ final class Machine extends ForkJoinWorkerThread {
     } else if (js == VirtualThreads.RUNNING
         && VirtualThreads.carrier(gp.thread) instanceof Machine other
         && other != this) {
-      // It runs on another M, which stays its M: it yielded here and that M took it at once
-      // (below), or this was a second entry of the G (none since 'Submits that ready nothing' in
-      // Sched; the tests make one with readyUnlooked) and our runContinuation returned at once:
-      // then the other M's afterRun must find itself named, as the G's status is ours now.
-      gp.setMVolatile(other);
+      // It runs on another M. Mostly it yielded here and that M took it at once: that M wrote
+      // gp.m before its dequeue, and its afterRun settles its run. Else this was a second entry of
+      // the G, dequeued while the G ran there (none since 'Submits that ready nothing' in Sched;
+      // the white-box tests make one with readyUnlooked), and the status word is this M's: name
+      // that M for its afterRun, and if the thread has left it since (its afterRun may have
+      // looked first), park the G if the word is still exactly ours, nothing having happened.
+      if (gp.casM(this, other)
+          && VirtualThreads.carrier(gp.thread) != other
+          && gp.afterRun(ran, null) == Goroutine.WAITING) {
+        gp.parked(WaitReasons.of(gp, VirtualThreads.state(gp.thread)), sched.coarseNow);
+      }
       if (traceRunBegin != 0) {
         // It did run here (it was not mounted when we began): it parked or yielded, and the
         // other M took it at once.
         Trace.runEnd(this, gp, ran, traceYield < 0 ? Trace.END_BLOCK : traceYield, "", traceStop);
-      }
-      if (VirtualThreads.carrier(gp.thread) != other) {
-        // Gone from that M since: its afterRun may have looked before the write above and left
-        // the G to us. Settle it for that M; of the two, the second finds nothing to do.
-        int after = gp.afterRun(ran, other);
-        if (after == Goroutine.WAITING) {
-          gp.parked(WaitReasons.of(gp, VirtualThreads.state(gp.thread)), sched.coarseNow);
-        } else if (after == Goroutine.RUNNABLE) {
-          sched.readyAfterRun(this, gp);
-        }
       }
     } else {
       int after = gp.afterRun(ran, this);
