@@ -169,6 +169,13 @@ final class Goroutine implements Executor {
   private volatile long state;
 
   /**
+   * How many times an M has dequeued the G (its runs begun, spurious or not). Bumped by the
+   * dequeuing M just before its dequeue CAS, which publishes it; read by an M that settles a run
+   * for another M ({@link #afterRun(long, Machine, int)}). Plain.
+   */
+  int dequeues;
+
+  /**
    * The goroutine (0: a platform thread) that last readied the G while it ran ('Readied while
    * running'), for the GoUnblock of the M that queues it. Written by the readier just before its
    * CAS to readied, which publishes it; read by that M after it read readied. Plain: of two
@@ -421,13 +428,25 @@ final class Goroutine implements Executor {
    * see 'Readied while running'). Returns the new status, or -1 if the G is neither: a yield's
    * submit queued it (runnable), another M runs it since (running, or readied in that M's run:
    * {@link #m} names that M, written before its dequeue CAS, which publishes it to whoever sees
-   * the G running), or it parked inside a syscall bracket. {@code ran} is casRunnableToRunning's result. Called
-   * only by the M that ran it, {@code mp}.
+   * the G running), or it parked inside a syscall bracket. {@code ran} is casRunnableToRunning's
+   * result. Called only by the M that ran it, {@code mp}.
    */
   int afterRun(long ran, Machine mp) {
+    return afterRun(ran, mp, -1);
+  }
+
+  /**
+   * {@link #afterRun} by an M for another M's run, that of {@code mp} (Machine.execute, for a
+   * second entry): only while {@link #dequeues} is still {@code dequeue}, the caller's own
+   * dequeue's, as nobody dequeued the G since; -1 for the G's own M.
+   */
+  int afterRun(long ran, Machine mp, int dequeue) {
     for (; ; ) {
       long s = state; // volatile read, before the thread's state: a readier sets both the other way
       int st = statusOf(s);
+      if (dequeue >= 0 && dequeues != dequeue) {
+        return -1; // dequeued since: a later run (its dequeue's count precedes its word's CAS)
+      }
       if (st == READIED && m == mp) {
         int next = VirtualThreads.runnable(VirtualThreads.state(thread)) ? RUNNABLE : WAITING;
         if (casState(s, withStatus(s, next), "afterRun")) { // fails if readied once more
@@ -511,9 +530,16 @@ final class Goroutine implements Executor {
    * stale walker: see 'Readied while running'). Called only by the G itself (entersyscall).
    */
   boolean casRunningToSyscall() {
-    long s = state;
-    int st = statusOf(s);
-    return (st == RUNNING || st == READIED) && casState(s, withStatus(s, SYSCALL), "entersyscall");
+    for (; ; ) {
+      long s = state;
+      int st = statusOf(s);
+      if (st != RUNNING && st != READIED) {
+        return false;
+      }
+      if (casState(s, withStatus(s, SYSCALL), "entersyscall")) {
+        return true; // else a stale walker's readying came between: try again
+      }
+    }
   }
 
   /**

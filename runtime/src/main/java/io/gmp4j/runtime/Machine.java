@@ -576,6 +576,7 @@ final class Machine extends ForkJoinWorkerThread {
     // Before the CAS, which publishes it: a readier that finds the G running reads its M from it
     // (Goroutine.afterRun: 'Readied while running').
     gp.setM(this);
+    int dequeue = ++gp.dequeues; // published by the CAS too
     long ran = gp.casRunnableToRunning();
     if (ran < 0) {
       // The entry of a spurious readying (a late stack walker's, of a G mounted in a syscall
@@ -625,7 +626,8 @@ final class Machine extends ForkJoinWorkerThread {
     // that is over (HogHandoff.retake).
     CURG.setRelease(this, null);
     int closed = closePHold();
-    if (closed == PHold.G && lockedg == null && !spinning) {
+    // Not for a G readied while it ran: its afterRun queues it on this M's P, work of its own.
+    if (closed == PHold.G && lockedg == null && !spinning && gp.status() != Goroutine.READIED) {
       spinEarly(); // 'Waiting for JDK threads'
     }
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
@@ -674,19 +676,20 @@ final class Machine extends ForkJoinWorkerThread {
         unwiredForward = unwireLocked(gp); // settled below, with the unlocks' forwards
         exiting = true;
       }
-    } else if (js == VirtualThreads.RUNNING
-        && VirtualThreads.carrier(gp.thread) instanceof Machine other
-        && other != this) {
+    } else if (VirtualThreads.carrier(gp.thread) instanceof Machine other && other != this) {
       // It runs on another M. Mostly it yielded here and that M took it at once: that M wrote
       // gp.m before its dequeue, and its afterRun settles its run. Else this was a second entry of
       // the G, dequeued while the G ran there (none since 'Submits that ready nothing' in Sched;
       // the white-box tests make one with readyUnlooked), and the status word is this M's: name
       // that M for its afterRun, and if the thread has left it since (its afterRun may have
-      // looked first), park the G if the word is still exactly ours, nothing having happened.
-      if (gp.casM(this, other)
-          && VirtualThreads.carrier(gp.thread) != other
-          && gp.afterRun(ran, null) == Goroutine.WAITING) {
-        gp.parked(WaitReasons.of(gp, VirtualThreads.state(gp.thread)), sched.coarseNow);
+      // looked first and left the G), settle the run for it, unless someone dequeued the G since.
+      if (gp.casM(this, other) && VirtualThreads.carrier(gp.thread) != other) {
+        int after = gp.afterRun(ran, other, dequeue);
+        if (after == Goroutine.WAITING) {
+          gp.parked(WaitReasons.of(gp, VirtualThreads.state(gp.thread)), sched.coarseNow);
+        } else if (after == Goroutine.RUNNABLE) {
+          sched.readyAfterRun(this, gp);
+        }
       }
       if (traceRunBegin != 0) {
         // It did run here (it was not mounted when we began): it parked or yielded, and the
