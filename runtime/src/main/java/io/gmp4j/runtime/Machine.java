@@ -626,9 +626,8 @@ final class Machine extends ForkJoinWorkerThread {
     // that is over (HogHandoff.retake).
     CURG.setRelease(this, null);
     int closed = closePHold();
-    // Not for a G readied while it ran: its afterRun queues it on this M's P, work of its own.
-    if (closed == PHold.G && lockedg == null && !spinning && gp.status() != Goroutine.READIED) {
-      spinEarly(); // 'Waiting for JDK threads'
+    if (closed == PHold.G && lockedg == null && !spinning) {
+      spinEarly(gp); // 'Waiting for JDK threads'
     }
     Preempt.cancel(gp); // a request its G never polled must not outlive the run
     sched.leftWaitingForP(gp); // its wait for a P unmounted it: it was not pinned after all
@@ -1031,17 +1030,20 @@ final class Machine extends ForkJoinWorkerThread {
   /**
    * Beyond Go: after a run, become a spinner at once if Go's limit allows one, so that a JDK
    * thread which readies a G while this M is on its way to findRunnable sees a spinner and wakes
-   * no other M ('Waiting for JDK threads'). Called only by this M, holding its P.
+   * no other M ('Waiting for JDK threads'). {@code gp}: the G whose run just ended. Called only
+   * by this M, holding its P.
    */
-  private void spinEarly() {
+  private void spinEarly(Goroutine gp) {
     assert Thread.currentThread() == this && p != null : "spinEarly: M" + id;
     int puts = runq.wokenPuts();
     if (puts == wokenPutsEarly) {
       return; // no JDK thread readied a G since this M last spun early
     }
     wokenPutsEarly = puts;
-    // Only an M that would look for work anyway: Go never has a spinner with work of its own.
-    if (p.runqEmpty()
+    // Only an M that would look for work anyway: Go never has a spinner with work of its own,
+    // which a G readied while it ran is (its afterRun queues it on this P).
+    if (gp.status() != Goroutine.READIED
+        && p.runqEmpty()
         && runq.runqsize() == 0
         && 2 * sched.nmspinning.get() < sched.gomaxprocs - sched.npidle) {
       becomeSpinning();

@@ -441,7 +441,7 @@ public final class Sched {
       yielded = mt != null && mt.sched == this && mt.curg == gp && js == VirtualThreads.YIELDED;
       was = gp.casToRunnable(s, yielded);
     } while (was == Goroutine.LOST);
-    readied(gp, was, yielded, mt, ct);
+    readied(gp, was, yielded, mt, ct, -1);
   }
 
   /**
@@ -452,11 +452,14 @@ public final class Sched {
    */
   void readyUnlooked(Goroutine gp) {
     Thread ct = Thread.currentThread();
-    readied(gp, gp.casToRunnable(false), false, ct instanceof Machine m ? m : null, ct);
+    readied(gp, gp.casToRunnable(false), false, ct instanceof Machine m ? m : null, ct, -1);
   }
 
-  /** The rest of ready, after its CAS answered {@code was}. The readier's thread. */
-  private void readied(Goroutine gp, int was, boolean yielded, Machine mt, Thread ct) {
+  /**
+   * The rest of ready, after its CAS answered {@code was}, on the readier's thread {@code ct}
+   * ({@code mt} if an M); {@code byGoid} names the readier in the trace, -1 for the caller's G.
+   */
+  private void readied(Goroutine gp, int was, boolean yielded, Machine mt, Thread ct, long byGoid) {
     if (was < 0) {
       return; // already queued: the queued entry will run it
     }
@@ -508,7 +511,7 @@ public final class Sched {
     // Timed before the put: once queued, the G may run on another M before this line returns.
     Object unblock =
         !yielded && was != Goroutine.IDLE && Trace.on(Trace.GO_UNBLOCK)
-            ? Trace.unblockBegin(gp, now)
+            ? Trace.unblockBegin(gp, now, byGoid < 0 ? Trace.currentGoid() : byGoid)
             : null;
     if (pp == null) {
       if (outside) {
@@ -547,27 +550,8 @@ public final class Sched {
    */
   void readyAfterRun(Machine mp, Goroutine gp) {
     assert Thread.currentThread() == mp : "readyAfterRun: not on M" + mp.id;
-    long now = System.nanoTime();
-    if ((gp.trackingSeq++ & 7) == 0) {
-      gp.trackingStamp = now;
-    }
-    if (Trace.on(Trace.GO_RUN)) {
-      gp.traceRunnableSince = now;
-    }
-    long by = gp.readiedBy; // published by the readier's CAS, which afterRun read
-    Object unblock = Trace.on(Trace.GO_UNBLOCK) ? Trace.unblockBegin(gp, now, by) : null;
-    Processor pp = mp.p; // the M's own between runs: sysmon never takes it from SCHED
-    boolean fenced;
-    if (pp == null) {
-      runq.globRunqPut(gp);
-      fenced = true;
-    } else {
-      fenced = pp.runqPut(gp, true);
-    }
-    if (unblock != null) {
-      Trace.unblockCommit(unblock, pp == null ? "global" : pp.runnextIs(gp) ? "runnext" : "local");
-    }
-    wakeP(fenced);
+    // As a woken G, by mp in its own scheduler code (case 2): its P outright, or none.
+    readied(gp, Goroutine.WAITING, false, mp, mp, gp.readiedBy); // readiedBy: afterRun read it
   }
 
   /** Go's gdestroy, for a G whose thread terminated. Called only by the M that ran it. */

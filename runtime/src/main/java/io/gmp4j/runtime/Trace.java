@@ -616,17 +616,9 @@ final class Trace {
    * Begins the GoUnblock of gp, timed before Sched.ready queues it; {@link #unblockCommit} says
    * where it went. {@code now}: the readying's System.nanoTime, or 0 if it took none. With one,
    * the event is an instant at that time (its duration one tick), with no clock read of its own;
-   * without, {@code begin()} and {@code end()} time it here. Called by Sched.ready with the bit
-   * set.
-   */
-  static Object unblockBegin(Goroutine gp, long now) {
-    return unblockBegin(gp, now, currentGoid());
-  }
-
-  /**
-   * {@link #unblockBegin} for a readying by goroutine {@code byGoid} (0: a platform thread), which
-   * may be another thread's: an M queues a G readied while it ran ('Readied while running' in
-   * Goroutine), with its readier's time and goid. Called by Sched with the bit set.
+   * without, {@code begin()} and {@code end()} time it here. {@code byGoid}: the readier's goid
+   * (0: a platform thread), another thread's when an M queues a G readied while it ran ('Readied
+   * while running' in Goroutine). Called by Sched.ready with the bit set.
    */
   static Object unblockBegin(Goroutine gp, long now, long byGoid) {
     TraceEvents.GoUnblock e = null;
