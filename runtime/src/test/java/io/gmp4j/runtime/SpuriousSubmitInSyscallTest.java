@@ -54,10 +54,7 @@ class SpuriousSubmitInSyscallTest {
           assertTrue(Syscall.enter(), "entered");
           SchedTesting.readyUnlooked(me); // spins: no park inside the bracket
           assertEquals(Goroutine.RUNNABLE, me.status(), "the resubmit's entry ran");
-          Syscall.exit(true);
-          Machine mp = me.runningM();
-          assertTrue(!mp.lostP() && mp.p != null, "no P after exitsyscall on " + mp);
-          assertEquals(0L, s.nGsyscall.sum(), "nGsyscall");
+          exitKeepsTheP(s, me);
           Thread.yield(); // the queued entry resumes it
         });
     Thread next = s.newBuilder().start(() -> {});
@@ -78,11 +75,16 @@ class SpuriousSubmitInSyscallTest {
           SchedTesting.submitLikeTheStackWalker(me);
           assertEquals(Goroutine.SYSCALL, me.status(), "the submit readied a mounted thread");
           assertEquals(1L, s.nGsyscall.sum(), "nGsyscall");
-          Syscall.exit(true);
-          Machine mp = me.runningM();
-          assertTrue(!mp.lostP() && mp.p != null, "no P after exitsyscall on " + mp);
-          assertEquals(0L, s.nGsyscall.sum(), "nGsyscall after the call");
+          exitKeepsTheP(s, me);
         });
+  }
+
+  /** Leaves the bracket of the calling G {@code me}: its M holds a P after, counted out. */
+  private static void exitKeepsTheP(Sched s, Goroutine me) {
+    Syscall.exit(true);
+    Machine mp = me.runningM();
+    assertTrue(!mp.lostP() && mp.p != null, "no P after exitsyscall on " + mp);
+    assertEquals(0L, s.nGsyscall.sum(), "nGsyscall after the call");
   }
 
   /** One bracket with a resubmit inside it. Runs on the G; never parks inside the bracket. */
