@@ -44,17 +44,25 @@ import java.util.BitSet;
  *       new length depends on where it lands; the layout is computed in one forward walk.
  *   <li>Branch offsets, switch targets, the exception table, the StackMapTable (offset deltas,
  *       with {@code same_frame} and {@code same_locals_1_stack_item} widened to their extended
- *       forms where a delta passes 63, {@code Uninitialized} offsets, and the added frames),
- *       LineNumberTable, LocalVariableTable and LocalVariableTypeTable are rewritten through
- *       {@code at}.
+ *       forms where a delta passes 63, and the added frames), LineNumberTable,
+ *       LocalVariableTable, LocalVariableTypeTable and the local-variable ranges of type
+ *       annotations in code are rewritten through {@code at}. What names one instruction rather
+ *       than a place that control reaches, an {@code Uninitialized} type's {@code NEW} and a type
+ *       annotation's offset target, is moved past the bytes inserted before it: the {@code NEW}
+ *       opening a do-while body is a loop head with its check before it, and the verifier
+ *       refuses an {@code Uninitialized} that names the check (the class failed to load: a
+ *       {@code ClassFormatError} until this was found in issue 17).
  * </ol>
  *
  * It answers null, and the caller rewrites the class through PollInjector at once, for an array
- * loop without calls ('Array loops') and for what it does not handle: a type annotation inside
- * code (its targets name offsets in a form not worth a second decoder), a short branch whose new
+ * loop without calls ('Array loops') and for what it does not handle: a short branch whose new
  * offset leaves 16 bits, code past 65535 bytes, a pool with no room for ten entries, and
- * anything malformed (an offset that is no instruction start, an unknown opcode or frame type).
- * Other attributes of Code are copied: the JVM ignores those it does not know.
+ * anything malformed (an offset that is no instruction start, an unknown opcode, frame type or
+ * type-annotation target). Other attributes of Code are copied: the JVM ignores those it does
+ * not know. Type annotations in code were once left to the rewrite too; Spring Framework 7's
+ * JSpecify {@code @Nullable} on local variables puts them in 31 of the classes with loops that
+ * Spring Boot's start loads, and the rewrite of those 31 at load, with ASM still interpreted, cost
+ * that start more than the patch of the other 720 (BENCHMARKS.md, 'Type annotations patched').
  *
  * <h2>Array loops</h2>
  *
@@ -146,6 +154,14 @@ final class EarlyPolls {
 
     /** Whether array loops without calls are patched ('Array loops'); false but in tests. */
     private final boolean arrayLoops;
+
+    /**
+     * The loop heads that get the check and the branches that get the call, by old offset, in
+     * the method being written; set by {@link #code} before it writes the method's attributes.
+     */
+    private BitSet heads;
+
+    private BitSet calls;
 
     Patch(byte[] b, boolean arrayLoops) {
       this.b = b;
@@ -336,6 +352,8 @@ final class EarlyPolls {
           calls.set(pc);
         }
       }
+      this.heads = heads;
+      this.calls = calls;
       int[] at = new int[length + 1]; // step 2's map, -1 where no instruction starts
       Arrays.fill(at, -1);
       int pos = 0;
@@ -398,7 +416,7 @@ final class EarlyPolls {
           table(q, len, 10, at, true);
         } else if (utf8Is(name, "RuntimeVisibleTypeAnnotations")
             || utf8Is(name, "RuntimeInvisibleTypeAnnotations")) {
-          throw new Unpatchable("type annotation in code");
+          typeAnnotations(q, len, at);
         } else {
           out.write(b, q, 6 + len);
         }
@@ -478,6 +496,102 @@ final class EarlyPolls {
         throw new Unpatchable("offset " + x + " starts no instruction");
       }
       return at[x];
+    }
+
+    /**
+     * Where the instruction at old offset {@code x} itself now starts: past the check or call
+     * inserted before it, where {@link #map} names the first inserted byte. For what names one
+     * instruction rather than a place control reaches: an {@code Uninitialized} type names its
+     * {@code NEW} (a loop head when a loop's body opens with {@code new}), and a type
+     * annotation's offset target its {@code new}, {@code instanceof}, cast or invoke.
+     */
+    private int own(int[] at, int x) {
+      return map(at, x) + (heads.get(x) ? HEAD : 0) + (calls.get(x) ? CALL : 0);
+    }
+
+    /**
+     * A RuntimeVisibleTypeAnnotations or RuntimeInvisibleTypeAnnotations attribute of Code at
+     * {@code q} (JVMS 4.7.20), its offsets moved: a local variable's ranges as in the
+     * LocalVariableTable, an offset target through {@link #own}. Every offset is a u2 written in
+     * place, so the attribute keeps its length. A target type that Code may not hold is
+     * malformed, and left to the rewrite.
+     */
+    private void typeAnnotations(int q, int len, int[] at) {
+      out.write(b, q, 6);
+      int n = u2(b, q + 6);
+      out.u2(n);
+      int e = q + 8;
+      for (int i = 0; i < n; i++) {
+        int target = b[e] & 0xFF;
+        out.u1(target);
+        e++;
+        if (target == 0x40 || target == 0x41) { // localvar_target, resource_variable
+          int ranges = u2(b, e);
+          out.u2(ranges);
+          e += 2;
+          for (int r = 0; r < ranges; r++, e += 6) {
+            int from = u2(b, e);
+            int to = map(at, from);
+            out.u2(to);
+            out.u2(map(at, from + u2(b, e + 2)) - to);
+            out.write(b, e + 4, 2); // the local's index
+          }
+        } else if (target == 0x42) { // catch_target: an exception table index
+          out.write(b, e, 2);
+          e += 2;
+        } else if (target >= 0x43 && target <= 0x46) { // offset_target
+          out.u2(own(at, u2(b, e)));
+          e += 2;
+        } else if (target >= 0x47 && target <= 0x4B) { // type_argument_target
+          out.u2(own(at, u2(b, e)));
+          out.u1(b[e + 2]);
+          e += 3;
+        } else {
+          throw new Unpatchable("type annotation target " + target + " in code");
+        }
+        int path = 1 + 2 * (b[e] & 0xFF); // type_path: path_length and its entries
+        int end = skipAnnotation(e + path);
+        out.write(b, e, end - e);
+        e = end;
+      }
+      if (e != q + 6 + len) {
+        throw new Unpatchable("type annotation length");
+      }
+    }
+
+    /** The offset after the annotation (type_index, element-value pairs) at {@code e}. */
+    private int skipAnnotation(int e) {
+      int pairs = u2(b, e + 2);
+      e += 4;
+      for (int k = 0; k < pairs; k++) {
+        e = skipElementValue(e + 2); // element_name_index
+      }
+      return e;
+    }
+
+    /** The offset after the element_value at {@code e}. */
+    private int skipElementValue(int e) {
+      int tag = b[e] & 0xFF;
+      switch (tag) {
+        case 'B', 'C', 'D', 'F', 'I', 'J', 'S', 'Z', 's', 'c' -> {
+          return e + 3;
+        }
+        case 'e' -> {
+          return e + 5;
+        }
+        case '@' -> {
+          return skipAnnotation(e + 1);
+        }
+        case '[' -> {
+          int values = u2(b, e + 1);
+          e += 3;
+          for (int k = 0; k < values; k++) {
+            e = skipElementValue(e);
+          }
+          return e;
+        }
+        default -> throw new Unpatchable("element value tag " + tag);
+      }
     }
 
     /**
@@ -593,8 +707,8 @@ final class EarlyPolls {
         out.u2(u2(b, e + 1));
         return e + 3;
       }
-      if (tag == 8) { // Uninitialized: the offset of its NEW, which gets no poll
-        out.u2(map(at, u2(b, e + 1)));
+      if (tag == 8) { // Uninitialized: the offset of its NEW itself, past a check before it
+        out.u2(own(at, u2(b, e + 1)));
         return e + 3;
       }
       if (tag > 8) {

@@ -13,11 +13,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import net.bytebuddy.jar.asm.AnnotationVisitor;
 import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.Label;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.TypePath;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -206,26 +209,272 @@ class EarlyPollsTest {
   }
 
   /**
-   * Left to the rewrite (null): a short branch pushed past 16 bits by its own poll, a type
-   * annotation inside code, and bytes that are no class file.
+   * Left to the rewrite (null): a short branch pushed past 16 bits by its own poll, and bytes
+   * that are no class file.
    */
   @Test
   void whatThePatchCannotDoIsLeftToTheRewrite() {
     // The loop-head check at the GOTO's target moves the GOTO 9 bytes further from it.
     assertNull(EarlyPolls.patch(longBackwardGoto(32_760)));
     assertNotNull(EarlyPolls.patch(longBackwardGoto(32_750)));
-    Map<String, byte[]> annotated =
-        TestClasses.compile(
-            Map.of(
-                "app.Annotated",
-                "package app; import java.lang.annotation.*;\n"
-                    + "public class Annotated { @Target(ElementType.TYPE_USE) @interface N {}\n"
-                    + "  static int f(int n) { @N Object o = n; int s = 0;\n"
-                    + "    while (s < n) { s += ((@N Integer) o) > 0 ? 2 : 1; } return s; } }"));
-    assertNull(EarlyPolls.patch(annotated.get("app/Annotated")));
     assertNull(EarlyPolls.patch(new byte[] {1, 2, 3}));
     byte[] truncated = PollInjectorTest.original.get("app/Shapes");
     assertNull(EarlyPolls.patch(java.util.Arrays.copyOf(truncated, truncated.length / 2)));
+  }
+
+  /**
+   * Type annotations in code, visible and invisible, of every kind javac writes there (a local
+   * variable, a caught exception, {@code new}, {@code instanceof}, a cast, a generic call's type
+   * argument), one of them on the {@code NEW} that opens a do-while body, the loop head that
+   * takes the check: the class is patched, each annotation stays on the instruction or the
+   * range of instructions it was on, and the class verifies and computes the same. Spring
+   * Framework 7's JSpecify {@code @Nullable} puts such annotations in its classes.
+   */
+  @Test
+  void typeAnnotationsInCodeStayOnTheirInstructions() throws Exception {
+    Map<String, byte[]> c =
+        TestClasses.compile(
+            Map.of(
+                "app.Annotated",
+                """
+                package app;
+                import java.lang.annotation.*;
+                import java.util.*;
+                public class Annotated {
+                  @Target(ElementType.TYPE_USE) @Retention(RetentionPolicy.RUNTIME)
+                  @interface N { int value() default 0; String[] tags() default {}; }
+                  @Target(ElementType.TYPE_USE) @interface M { Class<?> value(); }
+                  static <T> T id(T t) { return t; }
+                  public static int f(int n) {
+                    @N(1) Object o = n;
+                    int s = 0;
+                    int i = 0;
+                    do {
+                      List<@N String> l = new @N(2) ArrayList<@M(String.class) String>();
+                      l.add(Annotated.<@N(4) String>id("x"));
+                      if (o instanceof @M(Integer.class) Integer) {
+                        s += ((@N(6) Integer) o) > 0 ? 2 : 1;
+                      }
+                      s += l.size();
+                      i++;
+                    } while (i < n);
+                    try {
+                      s += ((@N(tags = {"a", "b"}) Integer) id(o));
+                    } catch (@N(7) RuntimeException e) {
+                      s--;
+                    }
+                    return s;
+                  }
+                }
+                """));
+    byte[] original = c.get("app/Annotated");
+    byte[] patched = EarlyPolls.patch(original);
+    assertNotNull(patched, "left to the rewrite");
+    List<Insn> f = Disassembly.method(patched, "f").insns();
+    int newAt = 0;
+    while (f.get(newAt).op() != Opcodes.NEW) {
+      newAt++;
+    }
+    assertTrue(f.get(newAt - 1).isPoll(), "the loop-head check before the do-while's NEW");
+    List<String> before = typeAnnotationPlaces(original);
+    assertTrue(before.size() >= 9, "javac wrote " + before);
+    assertEquals(before, typeAnnotationPlaces(patched));
+    assertEquals(
+        PollInjectorTest.call(new TestClasses.Loader(c), "app.Annotated", "f", 5),
+        PollInjectorTest.call(
+            new TestClasses.Loader(Map.of("app/Annotated", patched)), "app.Annotated", "f", 5));
+  }
+
+  /**
+   * An {@code Uninitialized} verification type names its {@code NEW}; a do-while whose body
+   * opens with {@code new} and branches inside the constructor's arguments has a frame with
+   * one, naming the loop head. The patch moved it to the head's check, and the class failed to
+   * load ({@code ClassFormatError: bad offset for Uninitialized}); it names the {@code NEW}.
+   */
+  @Test
+  void doWhileOpeningWithNewKeepsItsUninitializedFrame() throws Exception {
+    Map<String, byte[]> c =
+        TestClasses.compile(
+            Map.of(
+                "app.Boxes",
+                """
+                package app;
+                public class Boxes {
+                  final int v;
+                  Boxes(int v) { this.v = v; }
+                  public static int f(boolean odd, int n) {
+                    int s = 0;
+                    int i = 0;
+                    do {
+                      Boxes b = new Boxes(odd ? 1 : 2);
+                      s += b.v;
+                      i++;
+                    } while (i < n);
+                    return s;
+                  }
+                }
+                """));
+    byte[] patched = EarlyPolls.patch(c.get("app/Boxes"));
+    assertNotNull(patched);
+    assertEquals(1, Disassembly.method(patched, "f").polls());
+    assertEquals(
+        PollInjectorTest.call(new TestClasses.Loader(c), "app.Boxes", "f", true, 7),
+        PollInjectorTest.call(
+            new TestClasses.Loader(Map.of("app/Boxes", patched)), "app.Boxes", "f", true, 7));
+  }
+
+  /**
+   * Where each type annotation in code sits, as ASM reads it: the instruction after which it is
+   * reported, or the range of a local variable, by index among the instructions that are not
+   * the patch's (its check's GETSTATIC and IFEQ, and the poll call).
+   */
+  private static List<String> typeAnnotationPlaces(byte[] classfile) {
+    List<String> places = new ArrayList<>();
+    new ClassReader(classfile)
+        .accept(
+            new ClassVisitor(Opcodes.ASM9) {
+              @Override
+              public MethodVisitor visitMethod(
+                  int access, String name, String desc, String signature, String[] exceptions) {
+                return new PlaceRecorder(name, places);
+              }
+            },
+            0);
+    return places;
+  }
+
+  /** {@link #typeAnnotationPlaces} for one method. */
+  private static final class PlaceRecorder extends MethodVisitor {
+    private final String method;
+    private final List<String> places;
+    private final Map<Label, Integer> labels = new HashMap<>();
+    private int n; // instructions seen that are not the patch's
+    private int lastOp = -1;
+    private boolean afterPending;
+
+    PlaceRecorder(String method, List<String> places) {
+      super(Opcodes.ASM9);
+      this.method = method;
+      this.places = places;
+    }
+
+    private void insn(int op) {
+      n++;
+      lastOp = op;
+      afterPending = false;
+    }
+
+    @Override
+    public void visitLabel(Label label) {
+      labels.put(label, n);
+    }
+
+    @Override
+    public void visitInsn(int op) {
+      insn(op);
+    }
+
+    @Override
+    public void visitIntInsn(int op, int operand) {
+      insn(op);
+    }
+
+    @Override
+    public void visitVarInsn(int op, int var) {
+      insn(op);
+    }
+
+    @Override
+    public void visitTypeInsn(int op, String type) {
+      insn(op);
+    }
+
+    @Override
+    public void visitFieldInsn(int op, String owner, String name, String desc) {
+      if (owner.equals(PollInjector.PREEMPT_OWNER) && name.equals(PollInjector.PENDING_NAME)) {
+        afterPending = true; // the check's load
+      } else {
+        insn(op);
+      }
+    }
+
+    @Override
+    public void visitMethodInsn(int op, String owner, String name, String desc, boolean itf) {
+      if (!(owner.equals(PollInjector.PREEMPT_OWNER) && name.equals(PollInjector.POLL_NAME))) {
+        insn(op);
+      }
+    }
+
+    @Override
+    public void visitInvokeDynamicInsn(
+        String name, String desc, net.bytebuddy.jar.asm.Handle bsm, Object... args) {
+      insn(Opcodes.INVOKEDYNAMIC);
+    }
+
+    @Override
+    public void visitJumpInsn(int op, Label label) {
+      if (!(afterPending && op == Opcodes.IFEQ)) {
+        insn(op);
+      }
+      afterPending = false;
+    }
+
+    @Override
+    public void visitLdcInsn(Object value) {
+      insn(Opcodes.LDC);
+    }
+
+    @Override
+    public void visitIincInsn(int var, int increment) {
+      insn(Opcodes.IINC);
+    }
+
+    @Override
+    public void visitTableSwitchInsn(int min, int max, Label dflt, Label... labels) {
+      insn(Opcodes.TABLESWITCH);
+    }
+
+    @Override
+    public void visitLookupSwitchInsn(Label dflt, int[] keys, Label[] labels) {
+      insn(Opcodes.LOOKUPSWITCH);
+    }
+
+    @Override
+    public void visitMultiANewArrayInsn(String desc, int dims) {
+      insn(Opcodes.MULTIANEWARRAY);
+    }
+
+    @Override
+    public AnnotationVisitor visitInsnAnnotation(
+        int typeRef, TypePath path, String desc, boolean visible) {
+      places.add(method + " insn " + (n - 1) + " op " + lastOp + " " + typeRef + " " + path + desc);
+      return null;
+    }
+
+    @Override
+    public AnnotationVisitor visitTryCatchAnnotation(
+        int typeRef, TypePath path, String desc, boolean visible) {
+      places.add(method + " catch " + typeRef + " " + desc);
+      return null;
+    }
+
+    @Override
+    public AnnotationVisitor visitLocalVariableAnnotation(
+        int typeRef,
+        TypePath path,
+        Label[] start,
+        Label[] end,
+        int[] index,
+        String desc,
+        boolean visible) {
+      StringBuilder r = new StringBuilder(method + " local " + typeRef + " " + desc);
+      for (int k = 0; k < start.length; k++) {
+        r.append(' ').append(index[k]).append(':').append(labels.get(start[k]));
+        r.append('-').append(labels.get(end[k]));
+      }
+      places.add(r.toString());
+      return null;
+    }
   }
 
   /**
