@@ -35,7 +35,8 @@ import java.util.zip.ZipFile;
  *       a class whose {@code <clinit>} sets a system property must link without setting it.
  *       Without this, a JVM that linked lazily would turn the whole test into a class-loading
  *       test that passes on any bytes.
- *   <li>Each argument names a folder of realjars.dir: the jar named after the folder is the one
+ *   <li>Each argument names a folder of realjars.dir: the jar named after the folder (its name
+ *       before an {@code @tag}, which keeps a second version of an artifact apart) is the one
  *       under test, the other jars there are the dependencies the verifier loads to check
  *       assignability. One {@link JarLoader} per folder, parent the platform loader, so nothing
  *       of the test's class path leaks in and the agent sees an ordinary application loader.
@@ -122,9 +123,11 @@ public final class LinkEveryClass {
     Arrays.sort(files);
     File main = null;
     List<URL> urls = new ArrayList<>();
+    // A folder "artifact@tag" holds a second version of artifact beside folder "artifact".
+    String artifact = name.indexOf('@') < 0 ? name : name.substring(0, name.indexOf('@'));
     for (File f : files) {
       String n = f.getName();
-      if (n.startsWith(name + "-") && Character.isDigit(n.charAt(name.length() + 1))) {
+      if (n.startsWith(artifact + "-") && Character.isDigit(n.charAt(artifact.length() + 1))) {
         main = f;
         urls.add(0, f.toURI().toURL());
       } else {
@@ -132,7 +135,7 @@ public final class LinkEveryClass {
       }
     }
     if (main == null) {
-      throw new IOException("no " + name + "-VERSION.jar in " + dir);
+      throw new IOException("no " + artifact + "-VERSION.jar in " + dir);
     }
     long t0 = System.nanoTime();
     int classes = 0;

@@ -64,7 +64,8 @@ class RealJarsIT {
   /**
    * Every class-file version of the full set, 45 to 66, and each kind of code: compilers and
    * parsers (ECJ, Janino, ANTLR 2's generated parsers, Derby's JavaCC grammar), repackaged
-   * generated code (Spring's ASM and CGLIB), a JVM language (Kotlin), Java 1.1 to 5 libraries
+   * generated code (Spring's ASM and CGLIB), type annotations inside code (Spring 7's JSpecify
+   * {@code @Nullable}, which the early polls once left to the rewrite), a JVM language (Kotlin), Java 1.1 to 5 libraries
    * (JUnit 3, ORO, commons-collections 3, commons-math3), and JLine's FFM terminal, compiled for
    * Java 22. No jar here has 48 (Java 1.4) or 67 to 69; OldClassFilesTest rewrites and verifies
    * every version from 45 to 69, and it/'s own apps (69) run under -Xverify:all in every IT.
@@ -78,6 +79,7 @@ class RealJarsIT {
           "antlr",
           "derby",
           "spring-core",
+          "spring-core@7",
           "kotlin-stdlib",
           "netty-buffer",
           "netty-common",
