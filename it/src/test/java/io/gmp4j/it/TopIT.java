@@ -76,7 +76,12 @@ class TopIT {
         assertTrue(m.find(), out);
         String url = m.group(1);
 
-        // On a terminal: the screen, redrawn.
+        // On a terminal: the screen, redrawn. The workload runs Gs on gmp4j only once the
+        // attach's retransformation is over (AttachWorkload, step 3: "carrier=" comes first, then
+        // the hog and its ticker, then the busy Gs until "finish"); before, every G of the app
+        // is the JDK's, and the latency line reads "-". That took longer than the first top's
+        // three refreshes in one run of CI, and the screen had no G to show.
+        app.awaitOut(l -> l.startsWith("carrier="), STEP);
         LiveChild.Run screen =
             LiveChild.run(
                 List.of(
