@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Timeout;
  * classes, nor in the 270,000 classes of a local Maven repository, so EarlyPollsTest has it.
  *
  * <p>With {@code -Dearlypolls.sweep=<folder>} it also sweeps every jar under the folder, each
- * with its own jar's classes for the hierarchy: {@code ./mvn25 -pl agent test
+ * with its own jar's classes for the hierarchy, and checks each class's placed polls
+ * (PollInjector, the rewrite) the same way: {@code ./mvn25 -pl agent test
  * -Dtest=EarlyPollsSweepTest -Dearlypolls.sweep=$HOME/.m2/repository}.
  */
 @Timeout(600)
@@ -42,6 +43,12 @@ class EarlyPollsSweepTest {
 
   /** Classes the patch changed. */
   private int patched;
+
+  /** Classes the rewrite gave placed polls: the application's, not the JDK's, which it skips. */
+  private int rewritten;
+
+  /** The rewrite, as the agent makes it with {@code preempt.defer=0}. */
+  private final PollInjector injector = new PollInjector(null, null, false);
 
   /** The patched classes with more verify errors than their originals, each with its first. */
   private final List<String> bad = new ArrayList<>();
@@ -54,7 +61,7 @@ class EarlyPollsSweepTest {
       for (Path p : (Iterable<Path>) s::iterator) {
         String n = p.toString();
         if (n.endsWith(".class") && !n.endsWith("module-info.class")) {
-          one(cf, n, Files.readAllBytes(p));
+          one(cf, n, n.replaceFirst("^/modules/[^/]+/", ""), Files.readAllBytes(p));
         }
       }
     }
@@ -67,8 +74,8 @@ class EarlyPollsSweepTest {
       }
     }
     System.out.printf(
-        "early polls sweep: %d classes, %d patched, %d with new verify errors%n",
-        classes, patched, bad.size());
+        "early polls sweep: %d classes, %d patched, %d rewritten, %d with new verify errors%n",
+        classes, patched, rewritten, bad.size());
     assertTrue(bad.isEmpty(), bad.size() + " classes: " + bad.subList(0, Math.min(20, bad.size())));
     assertTrue(patched > 3000, "patched " + patched);
   }
@@ -86,7 +93,7 @@ class EarlyPollsSweepTest {
       for (JarEntry e : Collections.list(jf.entries())) {
         String n = e.getName();
         if (n.endsWith(".class") && !n.endsWith("module-info.class") && !n.startsWith("META-INF")) {
-          one(cf, jar.getFileName() + "!" + n, jf.getInputStream(e).readAllBytes());
+          one(cf, jar.getFileName() + "!" + n, n, jf.getInputStream(e).readAllBytes());
         }
       }
     } catch (IOException | RuntimeException unreadable) {
@@ -94,17 +101,36 @@ class EarlyPollsSweepTest {
     }
   }
 
-  private void one(ClassFile cf, String name, byte[] original) {
+  /**
+   * Checks the early patch of one class and its placed polls ({@code entry}: the class file's
+   * path in the image or jar). The rewrite skips the JDK's own packages by name, so in the
+   * runtime image it reaches only a few classes; in a swept jar, every class with a loop.
+   */
+  private void one(ClassFile cf, String name, String entry, byte[] original) {
     classes++;
     byte[] p = EarlyPolls.patch(original, true);
-    if (p == null || p == original) {
-      return;
+    if (p != null && p != original) {
+      patched++;
+      check(cf, name, original, p);
     }
-    patched++;
+    byte[] placed;
+    try {
+      placed = injector.transform(null, entry.replaceFirst("\\.class$", ""), original);
+    } catch (Throwable cannot) {
+      return; // the agent leaves such a class as it was, with one line
+    }
+    if (placed != null) {
+      rewritten++;
+      check(cf, name + " (placed polls)", original, placed);
+    }
+  }
+
+  private void check(ClassFile cf, String name, byte[] original, byte[] changed) {
     int before = errors(cf, original);
-    int after = errors(cf, p);
+    int after = errors(cf, changed);
     if (after > before) {
-      bad.add(name + " " + (after - before) + " more: " + cf.verify(p).getFirst().getMessage());
+      bad.add(
+          name + " " + (after - before) + " more: " + cf.verify(changed).getFirst().getMessage());
     }
   }
 
