@@ -499,6 +499,18 @@ final class EarlyPolls {
     }
 
     /**
+     * The range at {@code e} ({@code start_pc}, {@code length}: a local variable's, in a
+     * LocalVariable(Type)Table or a type annotation), written moved: from its start's new offset
+     * to its end's.
+     */
+    private void range(int e, int[] at) {
+      int from = u2(b, e);
+      int to = map(at, from);
+      out.u2(to);
+      out.u2(map(at, from + u2(b, e + 2)) - to);
+    }
+
+    /**
      * Where the instruction at old offset {@code x} itself now starts: past the check or call
      * inserted before it, where {@link #map} names the first inserted byte. For what names one
      * instruction rather than a place control reaches: an {@code Uninitialized} type names its
@@ -530,10 +542,7 @@ final class EarlyPolls {
           out.u2(ranges);
           e += 2;
           for (int r = 0; r < ranges; r++, e += 6) {
-            int from = u2(b, e);
-            int to = map(at, from);
-            out.u2(to);
-            out.u2(map(at, from + u2(b, e + 2)) - to);
+            range(e, at);
             out.write(b, e + 4, 2); // the local's index
           }
         } else if (target == 0x42) { // catch_target: an exception table index
@@ -603,13 +612,11 @@ final class EarlyPolls {
       int n = u2(b, q + 6);
       out.u2(n);
       for (int i = 0, e = q + 8; i < n; i++, e += entry) {
-        int from = u2(b, e);
-        int to = map(at, from);
-        out.u2(to);
         if (ranged) {
-          out.u2(map(at, from + u2(b, e + 2)) - to);
+          range(e, at);
           out.write(b, e + 4, 6);
         } else {
+          out.u2(map(at, u2(b, e)));
           out.write(b, e + 2, 2);
         }
       }
