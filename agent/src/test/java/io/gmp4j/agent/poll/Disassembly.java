@@ -7,13 +7,15 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
+import net.bytebuddy.jar.asm.AnnotationVisitor;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.Handle;
 import net.bytebuddy.jar.asm.Label;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.TypePath;
 
 /**
  * A flat, test-only view of a class file's methods: one {@link Insn} per instruction, with jump
@@ -46,7 +48,15 @@ final class Disassembly {
     }
   }
 
-  record Method(String name, String desc, List<Insn> insns) {
+  /**
+   * A type annotation in a method's code, where ASM reports it: {@code at} holds instruction
+   * indices, the annotated instruction's for one on an instruction, each range's start and end
+   * (exclusive) for one on a local variable, none for one on a caught exception; {@code what}
+   * says which, with its type reference, path and descriptor.
+   */
+  record TypeAnnotation(String what, int... at) {}
+
+  record Method(String name, String desc, List<Insn> insns, List<TypeAnnotation> annotations) {
     long polls() {
       return insns.stream().filter(Insn::isPoll).count();
     }
@@ -249,7 +259,7 @@ final class Disassembly {
               @Override
               public MethodVisitor visitMethod(
                   int access, String name, String desc, String sig, String[] exceptions) {
-                return new Recorder(m -> out.put(name + desc, new Method(name, desc, m)));
+                return new Recorder((m, a) -> out.put(name + desc, new Method(name, desc, m, a)));
               }
             },
             ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
@@ -267,13 +277,48 @@ final class Disassembly {
   }
 
   private static final class Recorder extends MethodVisitor {
-    private final Consumer<List<Insn>> done;
+    private final BiConsumer<List<Insn>, List<TypeAnnotation>> done;
     private final List<Object[]> raw = new ArrayList<>(); // {op, owner, name, var, incr, Label[]}
     private final Map<Label, Integer> pos = new IdentityHashMap<>();
+    private final List<TypeAnnotation> annotations = new ArrayList<>();
 
-    Recorder(Consumer<List<Insn>> done) {
+    Recorder(BiConsumer<List<Insn>, List<TypeAnnotation>> done) {
       super(Opcodes.ASM9);
       this.done = done;
+    }
+
+    @Override
+    public AnnotationVisitor visitInsnAnnotation(
+        int typeRef, TypePath path, String desc, boolean visible) {
+      // ASM reports it right after the annotated instruction
+      annotations.add(new TypeAnnotation("insn " + typeRef + " " + path + desc, raw.size() - 1));
+      return null;
+    }
+
+    @Override
+    public AnnotationVisitor visitTryCatchAnnotation(
+        int typeRef, TypePath path, String desc, boolean visible) {
+      annotations.add(new TypeAnnotation("catch " + typeRef + " " + path + desc));
+      return null;
+    }
+
+    @Override
+    public AnnotationVisitor visitLocalVariableAnnotation(
+        int typeRef,
+        TypePath path,
+        Label[] start,
+        Label[] end,
+        int[] index,
+        String desc,
+        boolean visible) {
+      int[] at = new int[2 * start.length];
+      for (int k = 0; k < start.length; k++) {
+        at[2 * k] = pos.get(start[k]);
+        at[2 * k + 1] = pos.get(end[k]);
+      }
+      String what = "local " + Arrays.toString(index) + " " + typeRef + " " + path + desc;
+      annotations.add(new TypeAnnotation(what, at));
+      return null;
     }
 
     private void add(int op, String owner, String name, int var, int incr, Label... targets) {
@@ -365,7 +410,7 @@ final class Disassembly {
         }
         insns.add(new Insn((int) r[0], (String) r[1], (String) r[2], (int) r[3], (int) r[4], t));
       }
-      done.accept(insns);
+      done.accept(insns, annotations);
     }
   }
 }

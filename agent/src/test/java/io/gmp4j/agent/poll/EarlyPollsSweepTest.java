@@ -13,10 +13,8 @@ import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.jar.JarEntry;
-import java.util.jar.JarFile;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -61,7 +59,8 @@ class EarlyPollsSweepTest {
       for (Path p : (Iterable<Path>) s::iterator) {
         String n = p.toString();
         if (n.endsWith(".class") && !n.endsWith("module-info.class")) {
-          one(cf, n, n.replaceFirst("^/modules/[^/]+/", ""), Files.readAllBytes(p));
+          String internal = n.replaceFirst("^/modules/[^/]+/", "").replaceFirst("\\.class$", "");
+          one(cf, n, internal, Files.readAllBytes(p));
         }
       }
     }
@@ -82,31 +81,25 @@ class EarlyPollsSweepTest {
 
   private void jar(Path jar) throws IOException {
     try (URLClassLoader l =
-            new URLClassLoader(
-                new URL[] {jar.toUri().toURL()}, ClassLoader.getPlatformClassLoader());
-        JarFile jf = new JarFile(jar.toFile())) {
+        new URLClassLoader(new URL[] {jar.toUri().toURL()}, ClassLoader.getPlatformClassLoader())) {
       ClassFile cf =
           ClassFile.of(
               ClassFile.ClassHierarchyResolverOption.of(
                   ClassHierarchyResolver.defaultResolver()
                       .orElse(ClassHierarchyResolver.ofResourceParsing(l))));
-      for (JarEntry e : Collections.list(jf.entries())) {
-        String n = e.getName();
-        if (n.endsWith(".class") && !n.endsWith("module-info.class") && !n.startsWith("META-INF")) {
-          one(cf, jar.getFileName() + "!" + n, n, jf.getInputStream(e).readAllBytes());
-        }
+      for (Map.Entry<String, byte[]> e : TestClasses.jar(jar).entrySet()) {
+        one(cf, jar.getFileName() + "!" + e.getKey(), e.getKey(), e.getValue());
       }
-    } catch (IOException | RuntimeException unreadable) {
+    } catch (RuntimeException unreadable) {
       System.out.println("early polls sweep: skipped " + jar + ": " + unreadable);
     }
   }
 
   /**
-   * Checks the early patch of one class and its placed polls ({@code entry}: the class file's
-   * path in the image or jar). The rewrite skips the JDK's own packages by name, so in the
+   * Checks the early patch of one class and its placed polls. The rewrite skips the JDK's own packages by name, so in the
    * runtime image it reaches only a few classes; in a swept jar, every class with a loop.
    */
-  private void one(ClassFile cf, String name, String entry, byte[] original) {
+  private void one(ClassFile cf, String name, String internalName, byte[] original) {
     classes++;
     byte[] p = EarlyPolls.patch(original, true);
     if (p != null && p != original) {
@@ -115,7 +108,7 @@ class EarlyPollsSweepTest {
     }
     byte[] placed;
     try {
-      placed = injector.transform(null, entry.replaceFirst("\\.class$", ""), original);
+      placed = injector.transform(null, internalName, original);
     } catch (Throwable cannot) {
       return; // the agent leaves such a class as it was, with one line
     }

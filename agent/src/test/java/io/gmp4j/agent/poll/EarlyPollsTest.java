@@ -13,14 +13,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import net.bytebuddy.jar.asm.AnnotationVisitor;
 import net.bytebuddy.jar.asm.ClassReader;
-import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.Label;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
-import net.bytebuddy.jar.asm.TypePath;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -324,157 +321,38 @@ class EarlyPollsTest {
   }
 
   /**
-   * Where each type annotation in code sits, as ASM reads it: the instruction after which it is
-   * reported, or the range of a local variable, by index among the instructions that are not
-   * the patch's (its check's GETSTATIC and IFEQ, and the poll call).
+   * Where each type annotation in code sits ({@link Disassembly.TypeAnnotation}), its
+   * instruction indices counted among the instructions that are not the patch's (its check's
+   * GETSTATIC and IFEQ, and the poll call), and an annotated instruction's opcode beside.
    */
   private static List<String> typeAnnotationPlaces(byte[] classfile) {
     List<String> places = new ArrayList<>();
-    new ClassReader(classfile)
-        .accept(
-            new ClassVisitor(Opcodes.ASM9) {
-              @Override
-              public MethodVisitor visitMethod(
-                  int access, String name, String desc, String signature, String[] exceptions) {
-                return new PlaceRecorder(name, places);
-              }
-            },
-            0);
+    for (Method m : Disassembly.methods(classfile).values()) {
+      List<Insn> insns = m.insns();
+      int[] unpatched = new int[insns.size() + 1]; // index -> the original's index
+      for (int k = 0; k < insns.size(); k++) {
+        Insn in = insns.get(k);
+        boolean check =
+            in.isPoll()
+                || PollInjector.PENDING_NAME.equals(in.name())
+                    && PollInjector.PREEMPT_OWNER.equals(in.owner())
+                || in.op() == Opcodes.IFEQ
+                    && k > 0
+                    && PollInjector.PENDING_NAME.equals(insns.get(k - 1).name());
+        unpatched[k + 1] = unpatched[k] + (check ? 0 : 1);
+      }
+      for (Disassembly.TypeAnnotation a : m.annotations()) {
+        StringBuilder r = new StringBuilder(m.name()).append(' ').append(a.what());
+        for (int k : a.at()) {
+          r.append(' ').append(unpatched[k]);
+        }
+        if (a.what().startsWith("insn ")) {
+          r.append(" op ").append(insns.get(a.at()[0]).op());
+        }
+        places.add(r.toString());
+      }
+    }
     return places;
-  }
-
-  /** {@link #typeAnnotationPlaces} for one method. */
-  private static final class PlaceRecorder extends MethodVisitor {
-    private final String method;
-    private final List<String> places;
-    private final Map<Label, Integer> labels = new HashMap<>();
-    private int n; // instructions seen that are not the patch's
-    private int lastOp = -1;
-    private boolean afterPending;
-
-    PlaceRecorder(String method, List<String> places) {
-      super(Opcodes.ASM9);
-      this.method = method;
-      this.places = places;
-    }
-
-    private void insn(int op) {
-      n++;
-      lastOp = op;
-      afterPending = false;
-    }
-
-    @Override
-    public void visitLabel(Label label) {
-      labels.put(label, n);
-    }
-
-    @Override
-    public void visitInsn(int op) {
-      insn(op);
-    }
-
-    @Override
-    public void visitIntInsn(int op, int operand) {
-      insn(op);
-    }
-
-    @Override
-    public void visitVarInsn(int op, int var) {
-      insn(op);
-    }
-
-    @Override
-    public void visitTypeInsn(int op, String type) {
-      insn(op);
-    }
-
-    @Override
-    public void visitFieldInsn(int op, String owner, String name, String desc) {
-      if (owner.equals(PollInjector.PREEMPT_OWNER) && name.equals(PollInjector.PENDING_NAME)) {
-        afterPending = true; // the check's load
-      } else {
-        insn(op);
-      }
-    }
-
-    @Override
-    public void visitMethodInsn(int op, String owner, String name, String desc, boolean itf) {
-      if (!(owner.equals(PollInjector.PREEMPT_OWNER) && name.equals(PollInjector.POLL_NAME))) {
-        insn(op);
-      }
-    }
-
-    @Override
-    public void visitInvokeDynamicInsn(
-        String name, String desc, net.bytebuddy.jar.asm.Handle bsm, Object... args) {
-      insn(Opcodes.INVOKEDYNAMIC);
-    }
-
-    @Override
-    public void visitJumpInsn(int op, Label label) {
-      if (!(afterPending && op == Opcodes.IFEQ)) {
-        insn(op);
-      }
-      afterPending = false;
-    }
-
-    @Override
-    public void visitLdcInsn(Object value) {
-      insn(Opcodes.LDC);
-    }
-
-    @Override
-    public void visitIincInsn(int var, int increment) {
-      insn(Opcodes.IINC);
-    }
-
-    @Override
-    public void visitTableSwitchInsn(int min, int max, Label dflt, Label... labels) {
-      insn(Opcodes.TABLESWITCH);
-    }
-
-    @Override
-    public void visitLookupSwitchInsn(Label dflt, int[] keys, Label[] labels) {
-      insn(Opcodes.LOOKUPSWITCH);
-    }
-
-    @Override
-    public void visitMultiANewArrayInsn(String desc, int dims) {
-      insn(Opcodes.MULTIANEWARRAY);
-    }
-
-    @Override
-    public AnnotationVisitor visitInsnAnnotation(
-        int typeRef, TypePath path, String desc, boolean visible) {
-      places.add(method + " insn " + (n - 1) + " op " + lastOp + " " + typeRef + " " + path + desc);
-      return null;
-    }
-
-    @Override
-    public AnnotationVisitor visitTryCatchAnnotation(
-        int typeRef, TypePath path, String desc, boolean visible) {
-      places.add(method + " catch " + typeRef + " " + desc);
-      return null;
-    }
-
-    @Override
-    public AnnotationVisitor visitLocalVariableAnnotation(
-        int typeRef,
-        TypePath path,
-        Label[] start,
-        Label[] end,
-        int[] index,
-        String desc,
-        boolean visible) {
-      StringBuilder r = new StringBuilder(method + " local " + typeRef + " " + desc);
-      for (int k = 0; k < start.length; k++) {
-        r.append(' ').append(index[k]).append(':').append(labels.get(start[k]));
-        r.append('-').append(labels.get(end[k]));
-      }
-      places.add(r.toString());
-      return null;
-    }
   }
 
   /**
