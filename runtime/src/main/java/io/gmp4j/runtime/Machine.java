@@ -126,10 +126,10 @@ final class Machine extends ForkJoinWorkerThread {
    * The M's hold on {@link #p} while a G runs: (run number, state), decoded by {@link PHold}.
    * Written by this M (open and close, around each run), by its running G (claim, unclaim,
    * syscall, reacquire), and by sysmon (one CAS, G → RETAKEN), only through setPHoldRelease and
-   * casPHold. Volatile; the transition table and the invariants are 'The phold word' in {@link
-   * PHold}. Here, not in PHold, so that the hot path has no indirection.
+   * casPHold. Volatile, and loaded as the field, never through PHOLD ('Loads' in {@link
+   * Processor}); the transition table and the invariants are 'The phold word' in {@link PHold}.
+   * Here, not in PHold, so that the hot path has no indirection.
    */
-  @SuppressWarnings("unused") // accessed through PHOLD
   private volatile int phold;
 
   /** The P this M left in a syscall (Go's m.oldp). Written only by this M (its G). */
@@ -1197,7 +1197,7 @@ final class Machine extends ForkJoinWorkerThread {
     pp.syscallM = this; // before the status write below, which publishes it to sysmon
     pp.m = null;
     p = null;
-    int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
+    int h = phold; // only this thread writes a busy word
     if (PHold.state(h) != PHold.G_BUSY) {
       throw new InternalError(
           "entersyscall: M" + id + " phold " + PHold.toString(h) + " not claimed");
@@ -1273,7 +1273,7 @@ final class Machine extends ForkJoinWorkerThread {
    */
   boolean tryReacquireP(boolean mayBlock) {
     assert onThisM() : "tryReacquireP: not on M" + id + " or its G";
-    int h = (int) PHOLD.getVolatile(this);
+    int h = phold;
     int st = PHold.state(h);
     if (st != PHold.RETAKEN && st != PHold.SYSCALL) {
       // Only the G (or its carrier's code, in its run) takes the word out of these two states
@@ -1356,7 +1356,7 @@ final class Machine extends ForkJoinWorkerThread {
   /** SCHED → G with a new run number, before a run. Called only by this M. */
   private void openPHold() {
     assert Thread.currentThread() == this : "openPHold: not on M" + id;
-    int h = (int) PHOLD.getOpaque(this); // only this M writes a SCHED word
+    int h = phold; // only this M writes a SCHED word
     if (PHold.state(h) != PHold.SCHED) {
       throw new InternalError("execute: M" + id + " phold " + PHold.toString(h) + " not closed");
     }
@@ -1370,7 +1370,7 @@ final class Machine extends ForkJoinWorkerThread {
    */
   private void reopenPHold(String fn) {
     assert onThisM() : "reopenPHold: not on M" + id + " or its G";
-    int h = (int) PHOLD.getOpaque(this);
+    int h = phold;
     setPHoldRelease(h, PHold.nextRun(h, PHold.G), fn); // after acquireP
   }
 
@@ -1382,7 +1382,7 @@ final class Machine extends ForkJoinWorkerThread {
   private int closePHold() {
     assert Thread.currentThread() == this : "closePHold: not on M" + id;
     for (; ; ) {
-      int h = (int) PHOLD.getVolatile(this);
+      int h = phold;
       int st = PHold.state(h);
       if (st == PHold.SCHED || st == PHold.G_BUSY) {
         throw new InternalError(
@@ -1409,7 +1409,7 @@ final class Machine extends ForkJoinWorkerThread {
   Processor tryClaimP(boolean reacquire) {
     assert onThisM() : "tryClaimP: not on M" + id + " or its G";
     for (; ; ) {
-      int h = (int) PHOLD.getVolatile(this);
+      int h = phold;
       switch (PHold.state(h)) {
         case PHold.G -> {
           // Full fence: after it, a sysmon that has not retaken the P cannot any more.
@@ -1439,7 +1439,7 @@ final class Machine extends ForkJoinWorkerThread {
   /** Gives back a claim that {@link #tryClaimP} granted. Same callers. */
   void unclaimP() {
     assert onThisM() : "unclaimP: not on M" + id + " or its G";
-    int h = (int) PHOLD.getOpaque(this); // only this thread writes a busy word
+    int h = phold; // only this thread writes a busy word
     if (PHold.state(h) == PHold.G_BUSY) {
       // Release: the P operation happens-before sysmon's CAS that retakes the P.
       setPHoldRelease(h, PHold.with(h, PHold.G), "unclaimP");
@@ -1451,7 +1451,7 @@ final class Machine extends ForkJoinWorkerThread {
    * G itself; racy for other readers (metrics).
    */
   boolean lostP() {
-    int st = PHold.state((int) PHOLD.getVolatile(this));
+    int st = PHold.state(phold);
     return st == PHold.RETAKEN || st == PHold.SYSCALL;
   }
 
@@ -1463,12 +1463,12 @@ final class Machine extends ForkJoinWorkerThread {
    */
   boolean inSyscallRun() {
     assert onThisM() : "inSyscallRun: not on M" + id + " or its G";
-    return PHold.state((int) PHOLD.getOpaque(this)) == PHold.SYSCALL;
+    return PHold.state(phold) == PHold.SYSCALL;
   }
 
   /** The phold word, for sysmon's observation. Any thread. */
   int phold() {
-    return (int) PHOLD.getAcquire(this); // pairs with the setRelease in openPHold
+    return phold; // pairs with the setRelease in openPHold
   }
 
   /**
@@ -1555,7 +1555,7 @@ final class Machine extends ForkJoinWorkerThread {
         + " curg="
         + (g == null ? "nil" : g.goid)
         + " phold="
-        + PHold.toString((int) PHOLD.getVolatile(this))
+        + PHold.toString(phold)
         + " spinning="
         + spinning
         + " blocked="

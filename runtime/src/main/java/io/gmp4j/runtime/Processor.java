@@ -33,6 +33,17 @@ import java.util.concurrent.locks.LockSupport;
  * with every thief; and an unbounded queue per P (ForkJoinPool), which loses Go's overflow to the
  * global queue and with it the fairness that the global queue gives.
  *
+ * <h3>'Loads'</h3>
+ *
+ * The indices and runnext are loaded as the volatile fields themselves, at least the acquire
+ * that Go's atomic.LoadAcq asks; only the release stores and the CASes go through the
+ * VarHandles. Compiled, a load through a VarHandle and a volatile load are the same {@code mov}
+ * on x86, but the interpreter runs each VarHandle call through its guard and linked methods, and
+ * a cold process runs the scheduler interpreted for its first seconds: a ping-pong of two
+ * virtual threads under {@code -Xint} took 72 us a round with the loads through VarHandles, 53 us
+ * without (BENCHMARKS.md, 'The scheduler interpreted'). The same holds for {@code Machine.phold},
+ * {@code Trace.enabled} and, since issue 17, the poll's own load ('Rejected' in {@link Preempt}).
+ *
  * <h3>'P status'</h3>
  *
  * Status values are Go's ({@code _Pidle} 0, {@code _Prunning} 1, {@code _Psyscall} 2, {@code
@@ -223,10 +234,10 @@ final class Processor {
 
   private final Goroutine[] runq = new Goroutine[RUNQ_SIZE];
 
-  /** Consumers' index. CAS with release by the owner and thieves; loaded with acquire. */
+  /** Consumers' index. CAS by the owner and thieves; loaded as the field ('Loads'). */
   private volatile int runqhead;
 
-  /** Producer's index. Written by the owner only, with release; thieves load with acquire. */
+  /** Producer's index. Written by the owner only, with release; loaded as the field ('Loads'). */
   private volatile int runqtail;
 
   /** See the overview. The owner CASes in a G; anyone CASes it out. */
@@ -254,7 +265,7 @@ final class Processor {
    * is sysmon for a P it retook from a G, until it hands it off).
    */
   void incSchedtick() {
-    SCHEDTICK.setOpaque(this, (int) SCHEDTICK.getOpaque(this) + 1); // single writer
+    SCHEDTICK.setOpaque(this, schedtick + 1); // single writer: its own plain read is current
   }
 
   /**
@@ -279,7 +290,7 @@ final class Processor {
       gp = oldnext; // kick the old runnext out to the regular run queue; a spinner sees gp
     }
     for (; ; ) {
-      int h = (int) RUNQ_HEAD.getAcquire(this); // synchronize with consumers
+      int h = runqhead; // synchronize with consumers
       int t = runqtail; // owner's own field
       if (t - h < RUNQ_SIZE) {
         runq[t & RUNQ_MASK] = gp;
@@ -328,7 +339,7 @@ final class Processor {
    * fit; returns how many it put. Called only by the owner P.
    */
   int runqPutBatch(Goroutine[] batch, int from, int n) {
-    int h = (int) RUNQ_HEAD.getAcquire(this); // synchronize with consumers
+    int h = runqhead; // synchronize with consumers
     int t = runqtail;
     int put = 0;
     while (put < n && t - h < RUNQ_SIZE) {
@@ -364,7 +375,7 @@ final class Processor {
     }
     inheritTime = false;
     for (; ; ) {
-      int h = (int) RUNQ_HEAD.getAcquire(this); // synchronize with other consumers
+      int h = runqhead; // synchronize with other consumers
       int t = runqtail;
       if (t == h) {
         return null;
@@ -397,10 +408,10 @@ final class Processor {
    */
   boolean runqEmpty() {
     for (; ; ) {
-      int head = (int) RUNQ_HEAD.getVolatile(this);
-      int tail = (int) RUNQ_TAIL.getVolatile(this);
-      Goroutine next = (Goroutine) RUNNEXT.getVolatile(this);
-      if (tail == (int) RUNQ_TAIL.getVolatile(this)) {
+      int head = runqhead;
+      int tail = runqtail;
+      Goroutine next = runnext;
+      if (tail == runqtail) {
         return head == tail && next == null;
       }
     }
@@ -408,8 +419,8 @@ final class Processor {
 
   /** Gs in the ring, without runnext: schedtrace's per-P number. Any thread; racy. */
   int runqSize() {
-    int h = (int) RUNQ_HEAD.getAcquire(this);
-    int t = (int) RUNQ_TAIL.getAcquire(this);
+    int h = runqhead;
+    int t = runqtail;
     int n = t - h;
     return n < 0 ? 0 : Math.min(n, RUNQ_SIZE);
   }
@@ -444,7 +455,7 @@ final class Processor {
     if (n == 0) {
       return gp;
     }
-    int h = (int) RUNQ_HEAD.getAcquire(this); // synchronize with consumers
+    int h = runqhead; // synchronize with consumers
     if (t - h + n >= RUNQ_SIZE) {
       throw new InternalError("runqsteal: runq overflow");
     }
@@ -459,8 +470,8 @@ final class Processor {
    */
   int runqGrab(Goroutine[] batch, int batchHead, boolean stealRunNextG) {
     for (; ; ) {
-      int h = (int) RUNQ_HEAD.getAcquire(this); // synchronize with other consumers
-      int t = (int) RUNQ_TAIL.getAcquire(this); // synchronize with the producer
+      int h = runqhead; // synchronize with other consumers
+      int t = runqtail; // synchronize with the producer
       int d = t - h;
       if (d == 0) {
         if (stealRunNextG) {
@@ -512,7 +523,7 @@ final class Processor {
   void runqDrainToGlobalHead() {
     assert sched.lock.isHeldByCurrentThread() : "requires sched.lock";
     for (; ; ) {
-      int h = (int) RUNQ_HEAD.getAcquire(this);
+      int h = runqhead;
       int t = runqtail;
       if (t == h) {
         break;

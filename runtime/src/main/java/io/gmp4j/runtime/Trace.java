@@ -218,22 +218,12 @@ final class Trace {
 
   private static final int PENDING_MAX = 1 << 14;
 
-  private static final VarHandle ENABLED;
-
-  static {
-    try {
-      ENABLED = MethodHandles.lookup().findStaticVarHandle(Trace.class, "enabled", int.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
-
   /**
    * The event types some recording has on, one bit each. Written by sysmon (refresh) and by
-   * the listener; read opaque by every site: a stale bit costs an event or loses one around a
+   * the listener; read by every site, as the field itself and not through a VarHandle ('Loads'
+   * in {@link Processor}): a stale bit costs an event or loses one around a
    * recording's start or stop, never a wrong event.
    */
-  @SuppressWarnings("unused") // accessed through ENABLED
   private static volatile int enabled;
 
   /**
@@ -308,9 +298,9 @@ final class Trace {
     return !runSkipEnd || on(GO_DESTROY);
   }
 
-  /** Whether the event with {@code bit} may be on. Any thread; one opaque load. */
+  /** Whether the event with {@code bit} may be on. Any thread; one volatile load. */
   static boolean on(int bit) {
-    return ((int) ENABLED.getOpaque() & bit) != 0; // pairs with setOpaque in refresh
+    return (enabled & bit) != 0; // pairs with the store in refresh
   }
 
   /**
@@ -412,7 +402,7 @@ final class Trace {
     if ((bits & GO_RUN) != 0 && !calibrate()) {
       bits &= ~GO_RUN; // no slice without a clock: JFR has not applied the settings yet
     }
-    ENABLED.setOpaque(bits); // single writer: under the class lock
+    enabled = bits; // single writer: under the class lock
   }
 
   /**
