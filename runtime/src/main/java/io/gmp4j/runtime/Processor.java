@@ -39,9 +39,9 @@ import java.util.concurrent.locks.LockSupport;
  * that Go's atomic.LoadAcq asks; only the release stores and the CASes go through the
  * VarHandles. Compiled, a load through a VarHandle and a volatile load are the same {@code mov}
  * on x86, but the interpreter runs each VarHandle call through its guard and linked methods, and
- * a cold process runs the scheduler interpreted for its first seconds: a ping-pong of two
- * virtual threads under {@code -Xint} took 72 us a round with the loads through VarHandles, 53 us
- * without (BENCHMARKS.md, 'The scheduler interpreted'). The same holds for {@code Machine.phold},
+ * a cold process runs the scheduler interpreted for its first seconds: PingPongBenchmark's round
+ * trip under {@code -Xint} took 75 us with the loads through VarHandles and 55 us without, the
+ * JDK's scheduler 15-19 us (BENCHMARKS.md, 'The scheduler interpreted'). The same holds for {@code Machine.phold},
  * {@code Trace.enabled} and, since issue 17, the poll's own load ('Rejected' in {@link Preempt}).
  *
  * <h3>'P status'</h3>
