@@ -1208,7 +1208,7 @@ final class Machine extends ForkJoinWorkerThread {
       pp.syscalltick++; // Go's entersyscallHandleGCWait, which counts it too
       sched.stopOneP();
     }
-    sched.wakeSysmon();
+    sched.wakeSysmon(true);
   }
 
   /** {@link #exitSyscallFast}: no P; the G must give itself up. */
@@ -1518,7 +1518,9 @@ final class Machine extends ForkJoinWorkerThread {
       // the clock at the end of each slice that spans it ('The slice record' in Trace).
       sched.coarseNow = System.nanoTime();
     }
-    sched.wakeSysmon();
+    // On the G's behalf: the exit of its syscall, or its retaken P taken back (Go's exitsyscall
+    // wakes sysmon with syscallWake); the M's own scheduling is other work.
+    sched.wakeSysmon(Thread.currentThread() != this);
   }
 
   /** Go's releasep. Called only by this M. */

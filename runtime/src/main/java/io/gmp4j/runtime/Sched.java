@@ -678,13 +678,14 @@ public final class Sched {
   }
 
   /**
-   * Ends sysmon's deep sleep: a P is about to run (Machine.acquireP), or a G enters a syscall.
-   * Any thread; one volatile load when sysmon is awake. See 'Deep sleep' in {@link Sysmon}.
+   * Ends sysmon's deep sleep: a P is about to run (Machine.acquireP), or a G enters a syscall;
+   * {@code syscall}: for a syscall's entry or exit ('After a deep sleep' in {@link Sysmon}). Any
+   * thread; one volatile load when sysmon is awake. See 'Deep sleep' in {@link Sysmon}.
    */
-  void wakeSysmon() {
+  void wakeSysmon(boolean syscall) {
     Sysmon sm = sysmon;
     if (sm != null) {
-      sm.wake();
+      sm.wake(syscall);
     }
   }
 

@@ -65,6 +65,20 @@ import java.util.concurrent.locks.LockSupport;
  * (and gcwaiting); the M's pidleget stores npidle, then acquireP loads sysmonwait. Either
  * sysmon's re-check sees the P taken and does not park, or the M sees sysmonwait and unparks
  * it.
+ *
+ * <h3>'After a deep sleep'</h3>
+ *
+ * Go sets the sleep back to 20us after a deep sleep only when a syscall ended it ({@code
+ * syscallWake}: entersyscall or exitsyscall woke it, a bet that it will soon retake a P from a
+ * syscall again), and not when it woke for other work, "to avoid adding system load to
+ * applications that spend most of their time sleeping". So here: a wake from {@code
+ * enterSyscall}, or from acquireP on a G's behalf (the syscall's exit, a G taking back a
+ * retaken P), sets it back; a P that starts for other work leaves the sleep where it was, at up
+ * to 10ms, as a Go program's busy Ps do. Until issue 17 every wake set it back, and each time an
+ * application's Ps all went idle and one started again, sysmon ran up to 50 cycles of 20us
+ * (60us with the timer slack): a Spring Boot app, started and sent a cold burst, went into deep
+ * sleep 35-60 times and slept under 100us in 52-70% of its cycles; with this rule sysmon's
+ * wake-ups in the burst fell from 2,507 to 1,123 (BENCHMARKS.md, 'After a deep sleep').
  */
 final class Sysmon extends Thread {
   private final Sched sched;
@@ -177,9 +191,21 @@ final class Sysmon extends Thread {
     }
   }
 
-  /** Ends a deep sleep. Any thread; cheap when sysmon is awake. */
+  /** Ends a deep sleep, for other work than a syscall's. Any thread; cheap when sysmon is awake. */
   void wake() {
+    wake(false);
+  }
+
+  /**
+   * Ends a deep sleep; {@code syscall}: for a G that enters or leaves a syscall, or takes its P
+   * back, which sets the sleep back to 20us ('After a deep sleep'). Any thread; cheap when
+   * sysmon is awake.
+   */
+  void wake(boolean syscall) {
     if (sysmonwait) {
+      if (syscall) {
+        syscallWake = true; // before the unpark, which publishes it to sysmon
+      }
       sysmonwait = false;
       LockSupport.unpark(this);
     }
@@ -217,6 +243,7 @@ final class Sysmon extends Thread {
         hog.startCycle(sleepUs * 1000, now - slept); // see 'Pauses' in HogHandoff
         int traceMs = schedtraceMs;
         if (traceMs <= 0 && nothingToWatch()) {
+          syscallWake = false; // before sysmonwait: a wake that sees it may set it again
           sysmonwait = true;
           // Re-check after publishing sysmonwait: a P that started meanwhile either sees it
           // (and wakes us) or is seen here.
@@ -224,8 +251,11 @@ final class Sysmon extends Thread {
             LockSupport.parkNanos(1_000_000_000L);
           }
           sysmonwait = false;
-          idle = 0;
-          delayUs = 20;
+          if (syscallWake) { // Go's syscallWake: see 'After a deep sleep'
+            syscallWake = false;
+            idle = 0;
+            delayUs = 20;
+          }
           now = System.nanoTime();
           sched.coarseNow = now;
           hog.forgetAll();
@@ -282,6 +312,13 @@ final class Sysmon extends Thread {
    * overdue, in us (a large value when there is none). Confined to sysmon.
    */
   private long timerDelayUs = Long.MAX_VALUE;
+
+  /**
+   * Go's syscallWake: the deep sleep was ended for a syscall ({@link #wake(boolean)}), so the
+   * sleep goes back to 20us ('After a deep sleep'). Set by a waker before its unpark; read and
+   * cleared by sysmon. Volatile.
+   */
+  private volatile boolean syscallWake;
 
   /**
    * When sysmon's current sleep ends, in {@link Timers#nanotime()}; 0 while it is awake or in
