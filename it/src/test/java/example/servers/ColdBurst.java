@@ -15,7 +15,8 @@ import java.util.TreeMap;
  * sends it 5,000 light requests at 16 concurrent from the very first one (SpringBench sends one
  * request alone first), then 10,000 more, and prints one line: start-up, the cold phase's
  * throughput and p99, the child's CPU in that phase by thread group (10 ms ticks: JIT compilers,
- * carriers or Ms, Tomcat's poller and acceptor, sysmon, GC), and the warm throughput. A child
+ * carriers or Ms, Tomcat's poller and acceptor, sysmon, GC) and the same groups' voluntary context
+ * switches (sysmon's: its wake-ups), and the warm throughput. A child
  * that serves nothing in the cold phase is a hang: its threads are dumped and the run fails.
  * Run by {@code it/scripts/spring-cold.sh}.
  *
@@ -36,8 +37,10 @@ public final class ColdBurst {
         LoadClient c = new LoadClient("127.0.0.1", p.port())) {
       long pid = p.pid();
       Map<String, Long> before = ticksByGroup(pid);
+      Map<String, Long> switchesBefore = switchesByGroup(pid);
       LoadClient.Result cold = c.closed(16, 5_000, Duration.ofSeconds(60), 0);
       Map<String, Long> after = ticksByGroup(pid);
+      Map<String, Long> switchesAfter = switchesByGroup(pid);
       if (cold.throughput() == 0) {
         System.out.println(args[0] + " FAILED: nothing served cold: " + cold);
         new ProcessBuilder(
@@ -70,9 +73,23 @@ public final class ColdBurst {
               .filter(l -> l.startsWith("startup.ms="))
               .findFirst()
               .orElse("startup.ms=?");
+      StringBuilder switches = new StringBuilder();
+      for (Map.Entry<String, Long> e : new TreeMap<>(switchesAfter).entrySet()) {
+        long d = e.getValue() - switchesBefore.getOrDefault(e.getKey(), 0L);
+        if (delta.containsKey(e.getKey())) {
+          switches.append(' ').append(e.getKey()).append('=').append(d);
+        }
+      }
       System.out.printf(
-          "%-6s %s cold=%.0f/s p99=%.1fms cpu=%d [%s ] warm=%.0f/s%n",
-          args[0], startup, cold.throughput(), cold.lightMs(99), total, cpu, warm.throughput());
+          "%-6s %s cold=%.0f/s p99=%.1fms cpu=%d [%s ] switches=[%s ] warm=%.0f/s%n",
+          args[0],
+          startup,
+          cold.throughput(),
+          cold.lightMs(99),
+          total,
+          cpu,
+          switches,
+          warm.throughput());
     }
   }
 
@@ -82,6 +99,37 @@ public final class ColdBurst {
    * two calls drops out of the second, so a group's delta can undercount it.
    */
   static Map<String, Long> ticksByGroup(long pid) throws IOException {
+    return byGroup(pid, ColdBurst::ticks);
+  }
+
+  /**
+   * Voluntary context switches of each thread of process {@code pid} (its sleeps and parks: for
+   * sysmon, its wake-ups), summed by name as {@link #ticksByGroup} does.
+   */
+  static Map<String, Long> switchesByGroup(long pid) throws IOException {
+    return byGroup(pid, ColdBurst::voluntarySwitches);
+  }
+
+  /** A thread's figure from its /proc directory; throws if the thread ended. */
+  private interface ThreadFigure {
+    long of(Path task, String stat) throws IOException;
+  }
+
+  private static long ticks(Path task, String stat) {
+    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+  }
+
+  private static long voluntarySwitches(Path task, String stat) throws IOException {
+    for (String line : Files.readAllLines(task.resolve("status"))) {
+      if (line.startsWith("voluntary_ctxt_switches:")) {
+        return Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+      }
+    }
+    return 0;
+  }
+
+  private static Map<String, Long> byGroup(long pid, ThreadFigure figure) throws IOException {
     Map<String, Long> m = new HashMap<>();
     try (DirectoryStream<Path> tasks =
         Files.newDirectoryStream(Path.of("/proc/" + pid + "/task"))) {
@@ -92,10 +140,15 @@ public final class ColdBurst {
         } catch (IOException e) {
           continue; // the thread ended
         }
-        int close = stat.lastIndexOf(')');
-        String name = stat.substring(stat.indexOf('(') + 1, close).replaceAll("[0-9]+", "#");
-        String[] f = stat.substring(close + 2).split(" ");
-        m.merge(name, Long.parseLong(f[11]) + Long.parseLong(f[12]), Long::sum);
+        String name =
+            stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replaceAll("[0-9]+", "#");
+        long v;
+        try {
+          v = figure.of(t, stat);
+        } catch (IOException e) {
+          continue; // the thread ended
+        }
+        m.merge(name, v, Long::sum);
       }
     }
     return m;
