@@ -1511,16 +1511,17 @@ final class Machine extends ForkJoinWorkerThread {
     pp.m = this;
     pp.setStatus(Processor.RUNNING, "acquireP");
     // After the volatile npidle-- in pidleget (or the status write above), a volatile load of
-    // sysmonwait: sysmon stores sysmonwait, then loads npidle. One of the two sees the other.
+    // sysmonwait: sysmon stores sysmonwait, then loads npidle. One of the two sees the other, so
+    // this one load decides, and an acquire while sysmon is awake costs nothing more.
     if (sched.sysmonwait()) {
       // sysmon slept deeply, and coarseNow with it: see Sched.coarseNow. Not at every acquire:
       // a clock read here would cost every wake-up, and a moved coarseNow makes the trace read
       // the clock at the end of each slice that spans it ('The slice record' in Trace).
       sched.coarseNow = System.nanoTime();
+      // On the G's behalf: the exit of its syscall, or its retaken P taken back (Go's
+      // exitsyscall wakes sysmon with syscallWake); the M's own scheduling is other work.
+      sched.wakeSysmon(Thread.currentThread() != this);
     }
-    // On the G's behalf: the exit of its syscall, or its retaken P taken back (Go's exitsyscall
-    // wakes sysmon with syscallWake); the M's own scheduling is other work.
-    sched.wakeSysmon(Thread.currentThread() != this);
   }
 
   /** Go's releasep. Called only by this M. */

@@ -74,8 +74,8 @@ import java.util.BitSet;
  * with a loop whose bytes, from its head to its backward branch, hold an array load or store and
  * no invoke instruction is not patched: the answer is null, and the class is rewritten at load,
  * placed polls and all. On Spring Boot's start-up that is about 40 of the 790 classes with
- * loops; the other 750 take the patch. The rule is per class: one such loop sends the whole class to the
- * rewrite. Of the loop kernels, those it leaves to the early form touch no array and cost about
+ * loops; the other 750 take the patch. The rule is per class: one such loop sends the whole
+ * class to the rewrite. Of the loop kernels, those it leaves to the early form touch no array and cost about
  * what their placed polls cost (listWalk 0.91x, collatz 1.04x); a loop that calls pays the check
  * beside its calls until its rewrite (the kernels have none that the rule would leave alone).
  *

@@ -96,8 +96,9 @@ class EarlyPollsSweepTest {
   }
 
   /**
-   * Checks the early patch of one class and its placed polls. The rewrite skips the JDK's own packages by name, so in the
-   * runtime image it reaches only a few classes; in a swept jar, every class with a loop.
+   * Checks the early patch of one class and its placed polls. The rewrite skips the JDK's own
+   * packages by name, so in the runtime image it reaches only a few classes; in a swept jar,
+   * every class with a loop.
    */
   private void one(ClassFile cf, String name, String internalName, byte[] original) {
     classes++;

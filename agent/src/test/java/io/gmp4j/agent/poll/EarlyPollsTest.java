@@ -329,17 +329,17 @@ class EarlyPollsTest {
     List<String> places = new ArrayList<>();
     for (Method m : Disassembly.methods(classfile).values()) {
       List<Insn> insns = m.insns();
+      boolean[] patch = new boolean[insns.size()]; // the check's three, and call-site polls
+      for (int k = 0; k < insns.size(); k++) {
+        if (insns.get(k).isPoll()) {
+          patch[k] = true;
+        } else if (k + 2 < insns.size() && isHead(insns, k)) {
+          patch[k] = patch[k + 1] = true;
+        }
+      }
       int[] unpatched = new int[insns.size() + 1]; // index -> the original's index
       for (int k = 0; k < insns.size(); k++) {
-        Insn in = insns.get(k);
-        boolean check =
-            in.isPoll()
-                || PollInjector.PENDING_NAME.equals(in.name())
-                    && PollInjector.PREEMPT_OWNER.equals(in.owner())
-                || in.op() == Opcodes.IFEQ
-                    && k > 0
-                    && PollInjector.PENDING_NAME.equals(insns.get(k - 1).name());
-        unpatched[k + 1] = unpatched[k] + (check ? 0 : 1);
+        unpatched[k + 1] = unpatched[k] + (patch[k] ? 0 : 1);
       }
       for (Disassembly.TypeAnnotation a : m.annotations()) {
         StringBuilder r = new StringBuilder(m.name()).append(' ').append(a.what());
