@@ -110,8 +110,22 @@ final class PollEmitter extends ClassVisitor {
 
   private static final Object[] NO_STACK = {};
 
-  /** A countdown: what it jumps to and how it counts; also the key of its block, if any. */
-  private record Countdown(Label target, boolean heavy, boolean own) {}
+  /**
+   * A countdown: what it jumps to and how it counts; also the key of its block, if any. {@code
+   * equals} and {@code hashCode} are written out, as FrameCheck's {@code Uninit} says why: the
+   * record's own run through method handles, slow while the injector is interpreted.
+   */
+  private record Countdown(Label target, boolean heavy, boolean own) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Countdown c && c.target == target && c.heavy == heavy && c.own == own;
+    }
+
+    @Override
+    public int hashCode() {
+      return System.identityHashCode(target) * 4 + (heavy ? 2 : 0) + (own ? 1 : 0);
+    }
+  }
 
   private final Iterator<MethodPlan> plans;
 
