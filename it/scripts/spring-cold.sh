@@ -6,8 +6,9 @@
 # with asyncpreemptoff=1 (no poll injector); the agent with preempt.defer=0 (every class
 # rewritten at load, the default before the early polls). Prints one line a child: start-up,
 # cold throughput and p99, the cold phase's CPU ticks and voluntary switches by thread group,
-# warm throughput. Needs a built tree (./mvn25 -B verify, or package and it's test-compile, which
-# writes it/target/test.classpath).
+# the load client's own CPU ticks and the CPUs' busy share in that phase, warm throughput.
+# Needs a built tree (./mvn25 -B verify, or package and it's test-compile, which writes
+# it/target/test.classpath).
 # Usage: it/scripts/spring-cold.sh [rounds, default 3] [mode ...]
 #   A mode is one of the five above (none, noop, agent, nopolls, defer0) or NAME=JAR[=OPTIONS]:
 #   another build of the agent, for an A/B of a change in the same rounds, e.g.

@@ -16,9 +16,15 @@ import java.util.TreeMap;
  * request alone first), then 10,000 more, and prints one line: start-up, the cold phase's
  * throughput and p99, the child's CPU in that phase by thread group (10 ms ticks: JIT compilers,
  * carriers or Ms, Tomcat's poller and acceptor, sysmon, GC) and the same groups' voluntary context
- * switches (sysmon's: its wake-ups), and the warm throughput. A child
+ * switches (sysmon's: its wake-ups), the load client's own CPU in that phase and how busy the
+ * machine's CPUs were ({@code client=} and {@code busy=}), and the warm throughput. A child
  * that serves nothing in the cold phase is a hang: its threads are dumped and the run fails.
  * Run by {@code it/scripts/spring-cold.sh}.
+ *
+ * <p>The client is this JVM, cold too: on two CPUs the cold phase keeps both busy (98-99%), and
+ * the client takes about as much CPU as the server (BENCHMARKS.md, 'Who the cold phase waits
+ * for'). So the server's extra CPU per request, not its latency, sets the cold throughput, and a
+ * change of the client's share between runs moves it as much as a change of the server's.
  *
  * <pre>
  *   java -cp &lt;it's test class path&gt; example.servers.ColdBurst MODE none|&lt;agent spec&gt;
@@ -38,7 +44,11 @@ public final class ColdBurst {
       long pid = p.pid();
       Map<String, Long> before = ticksByGroup(pid);
       Map<String, Long> switchesBefore = switchesByGroup(pid);
+      long clientBefore = ownCpuMillis();
+      long t0 = System.nanoTime();
       LoadClient.Result cold = c.closed(16, 5_000, Duration.ofSeconds(60), 0);
+      long coldMillis = (System.nanoTime() - t0) / 1_000_000;
+      long client = ownCpuMillis() - clientBefore;
       Map<String, Long> after = ticksByGroup(pid);
       Map<String, Long> switchesAfter = switchesByGroup(pid);
       if (cold.throughput() == 0) {
@@ -80,8 +90,10 @@ public final class ColdBurst {
           switches.append(' ').append(e.getKey()).append('=').append(d);
         }
       }
+      int cpus = Runtime.getRuntime().availableProcessors();
       System.out.printf(
-          "%-6s %s cold=%.0f/s p99=%.1fms cpu=%d [%s ] switches=[%s ] warm=%.0f/s%n",
+          "%-6s %s cold=%.0f/s p99=%.1fms cpu=%d [%s ] switches=[%s ] client=%d busy=%.0f%%"
+              + " warm=%.0f/s%n",
           args[0],
           startup,
           cold.throughput(),
@@ -89,8 +101,15 @@ public final class ColdBurst {
           total,
           cpu,
           switches,
+          client / 10,
+          100.0 * (total * 10 + client) / Math.max(1, coldMillis * cpus),
           warm.throughput());
     }
+  }
+
+  /** This JVM's CPU time so far (the load client's), in ms. */
+  private static long ownCpuMillis() {
+    return ProcessHandle.current().info().totalCpuDuration().orElseThrow().toMillis();
   }
 
   /**
