@@ -57,9 +57,13 @@ final class GlobalRunq {
   private volatile int wokenPuts;
 
   /**
-   * 'Overdue wake-ups' in {@link Sysmon}: when the wake-up segment last went from empty to not
-   * empty, in {@link Timers#nanotime()}; 0 while it is empty. Written under lock; read racily by
-   * sysmon, which at worst asks one slice to end for a G already taken, or a cycle late.
+   * 'Overdue wake-ups' in {@link Sysmon}: when the oldest G of the wake-up segment, its head, was
+   * queued ({@link Goroutine#wokenAt}), in {@link Timers#nanotime()}; 0 while the segment is
+   * empty. Each take from the segment moves it to the next G's stamp: under a steady flow of
+   * wake-ups the segment may never empty, and the time it last went from empty to not empty (what
+   * this was until issue 17's cold burst) would date every later wake-up from the flow's start,
+   * overdue however fast the Ps took them. Written under lock; read racily by sysmon, which at
+   * worst asks one slice to end for a G already taken, or a cycle late.
    */
   private volatile long wokenSince;
 
@@ -100,13 +104,14 @@ final class GlobalRunq {
    * the segment's new {@link #wokenSince} if gp started it, else 0. Takes sched.lock.
    */
   long globRunqPutWoken(Goroutine gp) {
-    long now = runqwoken == 0 ? Timers.nanotime() : 0; // the clock outside the lock, if needed
+    long now = Timers.nanotime(); // the G's stamp, read outside the lock
     lock.lock();
     try {
       long started = 0;
+      gp.wokenAt = now;
       if (runqWokenTail == null) {
-        started = now != 0 ? now : Timers.nanotime();
-        wokenSince = started;
+        started = now;
+        wokenSince = now;
         gp.schedlink = runqHead;
         runqHead = gp;
       } else {
@@ -136,6 +141,7 @@ final class GlobalRunq {
     }
     if (runqWokenTail != null) {
       runqwoken++; // ahead of the wake-up segment, so counted in it: see runqWokenTail
+      gp.wokenAt = wokenSince; // the segment's oldest wait is still the one it had
     }
     runqsize++;
   }
@@ -177,6 +183,8 @@ final class GlobalRunq {
           if (runqwoken != 0) {
             throw new InternalError("globrunqget: runqwoken " + runqwoken + " at the end");
           }
+        } else {
+          wokenSince = runqHead.wokenAt; // the segment's new head, its oldest G now
         }
       }
       gp.schedlink = null;
