@@ -57,13 +57,16 @@ final class GlobalRunq {
   private volatile int wokenPuts;
 
   /**
-   * 'Overdue wake-ups' in {@link Sysmon}: when the oldest G of the wake-up segment, its head, was
-   * queued ({@link Goroutine#wokenAt}), in {@link Timers#nanotime()}; 0 while the segment is
-   * empty. Each take from the segment moves it to the next G's stamp: under a steady flow of
-   * wake-ups the segment may never empty, and the time it last went from empty to not empty (what
-   * this was until issue 17's cold burst) would date every later wake-up from the flow's start,
-   * overdue however fast the Ps took them. Written under lock; read racily by sysmon, which at
-   * worst asks one slice to end for a G already taken, or a cycle late.
+   * 'Overdue wake-ups' in {@link Sysmon}: when the wake-up segment last went from empty to not
+   * empty, in {@link Timers#nanotime()}; 0 while it is empty. Written under lock; read racily by
+   * sysmon, which at worst asks one slice to end for a G already taken, or a cycle late.
+   *
+   * <p>Under a flow of wake-ups that never lets the segment empty, this stays at the flow's start,
+   * so while every P runs, sysmon cuts each slice at 1 ms for as long as the flow lasts, whether
+   * or not the G at the head has waited that long: a server's JDK-woken requests then share the
+   * Ps in 1 ms slices. Dating it from the head's own queueing instead (a stamp per G) was tried
+   * in issue 17 and not kept: the same preemptions in a cold Spring Boot burst, a higher p99
+   * (BENCHMARKS.md, 'Who the cold phase waits for').
    */
   private volatile long wokenSince;
 
@@ -104,14 +107,13 @@ final class GlobalRunq {
    * the segment's new {@link #wokenSince} if gp started it, else 0. Takes sched.lock.
    */
   long globRunqPutWoken(Goroutine gp) {
-    long now = Timers.nanotime(); // the G's stamp, read outside the lock
+    long now = runqwoken == 0 ? Timers.nanotime() : 0; // the clock outside the lock, if needed
     lock.lock();
     try {
       long started = 0;
-      gp.wokenAt = now;
       if (runqWokenTail == null) {
-        started = now;
-        wokenSince = now;
+        started = now != 0 ? now : Timers.nanotime();
+        wokenSince = started;
         gp.schedlink = runqHead;
         runqHead = gp;
       } else {
@@ -141,7 +143,6 @@ final class GlobalRunq {
     }
     if (runqWokenTail != null) {
       runqwoken++; // ahead of the wake-up segment, so counted in it: see runqWokenTail
-      gp.wokenAt = wokenSince; // the segment's oldest wait is still the one it had
     }
     runqsize++;
   }
@@ -183,8 +184,6 @@ final class GlobalRunq {
           if (runqwoken != 0) {
             throw new InternalError("globrunqget: runqwoken " + runqwoken + " at the end");
           }
-        } else {
-          wokenSince = runqHead.wokenAt; // the segment's new head, its oldest G now
         }
       }
       gp.schedlink = null;

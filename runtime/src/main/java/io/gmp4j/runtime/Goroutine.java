@@ -176,13 +176,6 @@ final class Goroutine implements Executor {
   int dequeues;
 
   /**
-   * When a JDK thread queued this G into the wake-up segment ('Wake-ups from JDK threads' in
-   * Sched), in {@link Timers#nanotime()}: the segment's {@code wokenSince} while this G is its
-   * head ('Overdue wake-ups' in Sysmon). Written and read under sched.lock, by GlobalRunq only.
-   */
-  long wokenAt;
-
-  /**
    * The goroutine (0: a platform thread) that last readied the G while it ran ('Readied while
    * running'), for the GoUnblock of the M that queues it. Written by the readier just before its
    * CAS to readied, which publishes it; read by that M after it read readied. Plain: of two

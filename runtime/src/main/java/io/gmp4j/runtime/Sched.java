@@ -92,8 +92,8 @@ import java.util.concurrent.atomic.LongAdder;
  * local queue still runs.
  *
  * <p>"The rest of the current slice" is up to a whole slice beside CPU-bound Gs. While no P is
- * idle, sysmon cuts it: a segment whose oldest G has waited 1 ms counts as an overdue timer, and
- * the G of the oldest slice is asked to yield ('Overdue wake-ups' in {@link Sysmon}).
+ * idle, sysmon cuts it: a segment that has waited 1 ms counts as an overdue timer, and the G of
+ * the oldest slice is asked to yield ('Overdue wake-ups' in {@link Sysmon}).
  *
  * <h3>Adoption</h3>
  *

@@ -345,10 +345,10 @@ final class Sysmon extends Thread {
    * unblocker, a platform thread's unpark) waits in the wake-up segment of the global queue for
    * a P to schedule ('Wake-ups from JDK threads' in {@link Sched}). With every P running a G
    * that is a whole time slice, as for a timer, so while no P is idle the segment counts here as
-   * a timer due when its oldest G was queued ({@link GlobalRunq#wokenSince}), and the thread
-   * that started it pokes sysmon as an adder of a timer does ({@link #timerAdded}). With an idle
-   * P its readying woke an M already, and a wakeP here took the P from a pinned G waiting for one
-   * (in PinnedWaiterFirstTest the initializer's wait went from 2-39 ms to 79-1,070 ms). Go's
+   * a timer due when it started ({@link GlobalRunq#wokenSince}), and the thread that started it
+   * pokes sysmon as an adder of a timer does ({@link #timerAdded}). With an idle P its readying
+   * woke an M already, and a wakeP here took the P from a pinned G waiting for one (in
+   * PinnedWaiterFirstTest the initializer's wait went from 2-39 ms to 79-1,070 ms). Go's
    * netpoll-woken Gs wait in its global queue for the slice (a G that a platform thread unparked
    * every 5 ms beside four hogs at 2 Ps: p50 9.6-19.7 ms; with the rule, 1.1 ms).
    */

@@ -254,43 +254,4 @@ class RunqTest {
       }
     }
   }
-
-  /**
-   * 'Overdue wake-ups' in Sysmon reads the wake-up segment as a timer due when its oldest G was
-   * queued: each take moves {@code wokenSince} to the next G's stamp, so a segment that a flow of
-   * wake-ups never lets empty does not date every later G from the flow's start; a G pushed at
-   * the head keeps the segment's oldest stamp; an empty segment is 0.
-   */
-  @Test
-  void wokenSinceIsTheSegmentsOldestG() {
-    Goroutine[] gs = gs(4);
-    GlobalRunq q = sched.runq;
-    long t0 = q.globRunqPutWoken(gs[0]);
-    assertTrue(t0 != 0, "the G that starts the segment returns its stamp");
-    assertEquals(t0, q.wokenSince());
-    long later = t0 + 1_000_000;
-    while (Timers.nanotime() <= later) {
-      Thread.onSpinWait(); // a millisecond between the two stamps
-    }
-    assertEquals(0, q.globRunqPutWoken(gs[1]), "a G that joins the segment starts nothing");
-    long t1 = gs[1].wokenAt;
-    assertTrue(t1 > later, "stamp " + t1 + " not after " + later);
-    assertEquals(t0, q.wokenSince(), "the segment's oldest G is still the first");
-    q.globRunqPut(gs[2]); // one of ours: behind the segment, not in it
-    sched.lock.lock();
-    try {
-      q.globRunqPutHead(gs[3]);
-      assertEquals(t0, q.wokenSince(), "a G pushed at the head leaves the oldest wait as it was");
-      assertSame(gs[3], q.globRunqGet());
-      assertEquals(t0, q.wokenSince());
-      assertSame(gs[0], q.globRunqGet());
-      assertEquals(t1, q.wokenSince(), "the next G's stamp, not the segment's start");
-      assertSame(gs[1], q.globRunqGet());
-      assertEquals(0, q.wokenSince(), "the segment is empty");
-      assertSame(gs[2], q.globRunqGet());
-      assertEquals(0, q.wokenSince());
-    } finally {
-      sched.lock.unlock();
-    }
-  }
 }
