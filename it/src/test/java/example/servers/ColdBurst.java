@@ -42,15 +42,13 @@ public final class ColdBurst {
     try (ServerProcess p = new ServerProcess(SpringServer.class, agent, false, List.of(), 120);
         LoadClient c = new LoadClient("127.0.0.1", p.port())) {
       long pid = p.pid();
-      Map<String, Long> before = ticksByGroup(pid);
-      Map<String, Long> switchesBefore = switchesByGroup(pid);
+      Map<String, long[]> before = byGroup(pid);
       long clientBefore = ownCpuMillis();
       long t0 = System.nanoTime();
       LoadClient.Result cold = c.closed(16, 5_000, Duration.ofSeconds(60), 0);
       long coldMillis = (System.nanoTime() - t0) / 1_000_000;
       long client = ownCpuMillis() - clientBefore;
-      Map<String, Long> after = ticksByGroup(pid);
-      Map<String, Long> switchesAfter = switchesByGroup(pid);
+      Map<String, long[]> after = byGroup(pid);
       if (cold.throughput() == 0) {
         System.out.println(args[0] + " FAILED: nothing served cold: " + cold);
         new ProcessBuilder(
@@ -67,11 +65,15 @@ public final class ColdBurst {
       StringBuilder cpu = new StringBuilder();
       long total = 0;
       Map<String, Long> delta = new TreeMap<>();
-      for (Map.Entry<String, Long> e : after.entrySet()) {
-        long d = e.getValue() - before.getOrDefault(e.getKey(), 0L);
+      StringBuilder switches = new StringBuilder();
+      for (Map.Entry<String, long[]> e : new TreeMap<>(after).entrySet()) {
+        long[] was = before.getOrDefault(e.getKey(), new long[2]);
+        long d = e.getValue()[TICKS] - was[TICKS];
         total += d;
         if (d > 2) {
           delta.put(e.getKey(), d);
+          switches.append(' ').append(e.getKey()).append('=');
+          switches.append(e.getValue()[SWITCHES] - was[SWITCHES]);
         }
       }
       delta.entrySet().stream()
@@ -83,13 +85,6 @@ public final class ColdBurst {
               .filter(l -> l.startsWith("startup.ms="))
               .findFirst()
               .orElse("startup.ms=?");
-      StringBuilder switches = new StringBuilder();
-      for (Map.Entry<String, Long> e : new TreeMap<>(switchesAfter).entrySet()) {
-        long d = e.getValue() - switchesBefore.getOrDefault(e.getKey(), 0L);
-        if (delta.containsKey(e.getKey())) {
-          switches.append(' ').append(e.getKey()).append('=').append(d);
-        }
-      }
       int cpus = Runtime.getRuntime().availableProcessors();
       System.out.printf(
           "%-6s %s cold=%.0f/s p99=%.1fms cpu=%d [%s ] switches=[%s ] client=%d busy=%.0f%%"
@@ -112,62 +107,42 @@ public final class ColdBurst {
     return ProcessHandle.current().info().totalCpuDuration().orElseThrow().toMillis();
   }
 
-  /**
-   * CPU ticks (user + system) of each thread of process {@code pid}, summed by name with the
-   * digits taken out, so that "gmp-m0" and "gmp-m1" are one group. A thread that ended between
-   * two calls drops out of the second, so a group's delta can undercount it.
-   */
-  static Map<String, Long> ticksByGroup(long pid) throws IOException {
-    return byGroup(pid, ColdBurst::ticks);
-  }
+  /** Index of a group's CPU ticks in {@link #byGroup}'s figures. */
+  private static final int TICKS = 0;
+
+  /** Index of a group's voluntary context switches in {@link #byGroup}'s figures. */
+  private static final int SWITCHES = 1;
 
   /**
-   * Voluntary context switches of each thread of process {@code pid} (its sleeps and parks: for
-   * sysmon, its wake-ups), summed by name as {@link #ticksByGroup} does.
+   * Each thread group of process {@code pid}, by name with the digits taken out (so "gmp-m0" and
+   * "gmp-m1" are one group), and its figures summed: CPU ticks (user + system) and voluntary
+   * context switches (its sleeps and parks: for sysmon, its wake-ups). One walk of the process's
+   * threads. A thread that ended between two calls drops out of the second, so a group's delta
+   * can undercount it.
    */
-  static Map<String, Long> switchesByGroup(long pid) throws IOException {
-    return byGroup(pid, ColdBurst::voluntarySwitches);
-  }
-
-  /** A thread's figure from its /proc directory; throws if the thread ended. */
-  private interface ThreadFigure {
-    long of(Path task, String stat) throws IOException;
-  }
-
-  private static long ticks(Path task, String stat) {
-    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-    return Long.parseLong(f[11]) + Long.parseLong(f[12]);
-  }
-
-  private static long voluntarySwitches(Path task, String stat) throws IOException {
-    for (String line : Files.readAllLines(task.resolve("status"))) {
-      if (line.startsWith("voluntary_ctxt_switches:")) {
-        return Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
-      }
-    }
-    return 0;
-  }
-
-  private static Map<String, Long> byGroup(long pid, ThreadFigure figure) throws IOException {
-    Map<String, Long> m = new HashMap<>();
+  static Map<String, long[]> byGroup(long pid) throws IOException {
+    Map<String, long[]> m = new HashMap<>();
     try (DirectoryStream<Path> tasks =
         Files.newDirectoryStream(Path.of("/proc/" + pid + "/task"))) {
       for (Path t : tasks) {
         String stat;
+        List<String> status;
         try {
           stat = Files.readString(t.resolve("stat"));
+          status = Files.readAllLines(t.resolve("status"));
         } catch (IOException e) {
           continue; // the thread ended
         }
-        String name =
-            stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replaceAll("[0-9]+", "#");
-        long v;
-        try {
-          v = figure.of(t, stat);
-        } catch (IOException e) {
-          continue; // the thread ended
+        int close = stat.lastIndexOf(')');
+        String name = stat.substring(stat.indexOf('(') + 1, close).replaceAll("[0-9]+", "#");
+        String[] f = stat.substring(close + 2).split(" ");
+        long[] sum = m.computeIfAbsent(name, k -> new long[2]);
+        sum[TICKS] += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        for (String line : status) {
+          if (line.startsWith("voluntary_ctxt_switches:")) {
+            sum[SWITCHES] += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+          }
         }
-        m.merge(name, v, Long::sum);
       }
     }
     return m;
