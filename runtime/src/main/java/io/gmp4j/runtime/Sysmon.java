@@ -143,14 +143,14 @@ final class Sysmon extends Thread {
   /** A live change of {@code preempt.handoff}, 0 for off; see {@link #handoffNs}. Any thread. */
   void setHandoff(long ns) {
     handoffNs = Math.max(0, ns);
-    wake();
+    wake(false);
   }
 
   /** A live change of {@code schedtrace} and {@code scheddetail}. Any thread. */
   void setSchedtrace(int ms, boolean detail) {
     scheddetail = detail;
     schedtraceMs = ms;
-    wake(); // a deep sleep would delay the first line by up to a second
+    wake(false); // a deep sleep would delay the first line by up to a second
   }
 
   int schedtraceNow() {
@@ -189,11 +189,6 @@ final class Sysmon extends Thread {
     if (until != 0 && until > when + OVERDUE_NS) {
       LockSupport.unpark(this);
     }
-  }
-
-  /** Ends a deep sleep, for other work than a syscall's. Any thread; cheap when sysmon is awake. */
-  void wake() {
-    wake(false);
   }
 
   /**

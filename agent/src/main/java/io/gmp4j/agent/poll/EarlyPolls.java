@@ -75,9 +75,10 @@ import java.util.BitSet;
  * no invoke instruction is not patched: the answer is null, and the class is rewritten at load,
  * placed polls and all. On Spring Boot's start-up that is about 40 of the 790 classes with
  * loops; the other 750 take the patch. The rule is per class: one such loop sends the whole
- * class to the rewrite. Of the loop kernels, those it leaves to the early form touch no array and cost about
- * what their placed polls cost (listWalk 0.91x, collatz 1.04x); a loop that calls pays the check
- * beside its calls until its rewrite (the kernels have none that the rule would leave alone).
+ * class to the rewrite. Of the loop kernels, those it leaves to the early form touch no array and
+ * cost about what their placed polls cost (listWalk 0.91x, collatz 1.04x); a loop that calls pays
+ * the check beside its calls until its rewrite (the kernels have none that the rule would leave
+ * alone).
  *
  * <p>Go has it the other way round: its compiler puts a check in every loop from the start, and
  * since Go 1.14 a signal preempts a loop with none. The JVM has neither, so a loop is
