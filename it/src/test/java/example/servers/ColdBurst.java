@@ -115,7 +115,8 @@ public final class ColdBurst {
 
   /**
    * Each thread group of process {@code pid}, by name with the digits taken out (so "gmp-m0" and
-   * "gmp-m1" are one group), and its figures summed: CPU ticks (user + system) and voluntary
+   * "gmp-m1" are one group) but a leading "C1 " or "C2 " (HotSpot's compiler threads, whose split
+   * is the JIT's tiers), and its figures summed: CPU ticks (user + system) and voluntary
    * context switches (its sleeps and parks: for sysmon, its wake-ups). One walk of the process's
    * threads. A thread that ended between two calls drops out of the second, so a group's delta
    * can undercount it.
@@ -134,7 +135,7 @@ public final class ColdBurst {
           continue; // the thread ended
         }
         int close = stat.lastIndexOf(')');
-        String name = stat.substring(stat.indexOf('(') + 1, close).replaceAll("[0-9]+", "#");
+        String name = stat.substring(stat.indexOf('(') + 1, close).replaceAll("(?<!^C)[0-9]+", "#");
         String[] f = stat.substring(close + 2).split(" ");
         long[] sum = m.computeIfAbsent(name, k -> new long[2]);
         sum[TICKS] += Long.parseLong(f[11]) + Long.parseLong(f[12]);
