@@ -53,11 +53,12 @@ import jdk.internal.vm.annotation.DontInline;
  * {@link #slowPoll} is a call in every compiled poll, as Go's {@code morestack} is. The
  * early form calls {@link #poll} only when {@code pending} is not zero, so in poll's own profile
  * the call to slowPoll is always taken, and C2 used to inline it ("inline (hot)") into every app
- * method whose loops had met a pending request: slowPoll's VarHandle CAS and add, its
- * {@code Thread.yield} and what they force-inline, at each of the method's loops. On the Spring
- * Boot app's cold phase, 44 of about 300 C2 compilations did that (JFR's CompilerInlining), and
- * the app's C2 code was 351-471 KB against 331-370 KB with slowPoll kept out (BENCHMARKS.md,
- * 'The poll's slow path'). The check, the load and the branch stay inline.
+ * method whose loops had met a pending request: slowPoll's VarHandle CASes and add with the
+ * guards they force-inline, its LongAdder and its {@code Thread.yield}, about 45 inlined calls
+ * for one poll. On the Spring Boot app's cold phase, 44 of about 300 C2 compilations did that
+ * (JFR's CompilerInlining), and the app's C2 code was 362 KB by median against 331 KB with
+ * slowPoll kept out (BENCHMARKS.md, 'The poll's slow path'). The check, the load and the branch
+ * stay inline.
  *
  * <p>Rejected: a flag per P or per M, read through the current carrier (the JDK keeps the carrier
  * private, and finding it costs three dependent loads on every poll); a counter in the loop
