@@ -6,6 +6,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.ToDoubleFunction;
 
@@ -159,7 +160,7 @@ public final class SpringBench {
     StringBuilder t = new StringBuilder();
     int modes = runs.stream().mapToInt(Run::mode).max().orElse(2) + 1;
     t.append("| | ")
-        .append(String.join(" | ", java.util.Arrays.copyOf(MODES, modes)))
+        .append(String.join(" | ", Arrays.copyOf(MODES, modes)))
         .append(" |\n|---")
         .append("|---".repeat(modes))
         .append("|\n");
@@ -188,7 +189,10 @@ public final class SpringBench {
 
   /**
    * One row: median (min-max) per mode, and beside the agent's the ratio to the JDK's median, or
-   * with {@code difference} the difference to it.
+   * with {@code difference} the difference to it; then, paired by round, the median of the
+   * rounds' own ratios (or differences). The machine drifts between rounds (the JDK's own cold
+   * throughput moved from 1,226 to 2,431 req/s within one run of ten rounds), and a mode's median
+   * can come from another round than the JDK's: the pairs keep each round's drift out.
    */
   private static void row(
       StringBuilder t,
@@ -207,8 +211,7 @@ public final class SpringBench {
         t.append(" | ");
         continue;
       }
-      double median =
-          v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+      double median = median(v);
       t.append(" | ").append(String.format(fmt, median));
       if (v.length > 1) {
         t.append(" (")
@@ -224,7 +227,51 @@ public final class SpringBench {
       } else if (base > 0) {
         t.append(String.format(" %.2fx", median / base));
       }
+      if (mode > 0) {
+        double paired = paired(runs, modes, m, f, difference);
+        if (!Double.isNaN(paired)) {
+          t.append(String.format(difference ? ", paired %+.0f" : ", paired %.2fx", paired));
+        }
+      }
     }
     t.append(" |\n");
+  }
+
+  /**
+   * The median over the rounds of {@code mode}'s figure over the JDK's (or minus it, with {@code
+   * difference}) in the same round; NaN unless {@code runs} is whole rounds of {@code modes} runs
+   * in the order {@link #run} made them, or with fewer than two rounds.
+   */
+  private static double paired(
+      List<Run> runs, int modes, int mode, ToDoubleFunction<Run> f, boolean difference) {
+    if (runs.size() % modes != 0 || runs.size() / modes < 2) {
+      return Double.NaN;
+    }
+    double[] v = new double[runs.size() / modes];
+    for (int r = 0; r < v.length; r++) {
+      Run jdk = null;
+      Run other = null;
+      for (Run run : runs.subList(r * modes, (r + 1) * modes)) {
+        if (run.mode() == 0) {
+          jdk = run;
+        } else if (run.mode() == mode) {
+          other = run;
+        }
+      }
+      if (jdk == null || other == null) {
+        return Double.NaN;
+      }
+      double a = f.applyAsDouble(other);
+      double b = f.applyAsDouble(jdk);
+      v[r] = difference ? a - b : a / b;
+    }
+    Arrays.sort(v);
+    return median(v);
+  }
+
+  /** The median of {@code sorted}, which is not empty. */
+  private static double median(double[] sorted) {
+    int n = sorted.length;
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 }
