@@ -155,7 +155,10 @@ public final class SpringBench {
     throw new IllegalStateException("no startup.ms line in:\n" + output);
   }
 
-  /** The issue-17 table: per mode the median over the rounds, the range, and the ratio. */
+  /**
+   * The issue-17 table: per mode the median over the rounds, the range, the ratio to the JDK's
+   * median, and the median of the rounds' own ratios ({@link #row}).
+   */
   public static String table(List<Run> runs) {
     StringBuilder t = new StringBuilder();
     int modes = runs.stream().mapToInt(Run::mode).max().orElse(2) + 1;
