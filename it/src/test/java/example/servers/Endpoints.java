@@ -2,6 +2,7 @@ package example.servers;
 
 import example.apps.AppSupport;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -18,8 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * </ul>
  *
  * <p>Life cycle ({@link #serve}): take the loop's length, start the server on 127.0.0.1 port 0,
- * print {@code port=N} and {@code ready}, serve until standard input closes, stop, exit 0. A
- * watchdog ends a child that its parent forgot.
+ * print {@code startup.ms=} (the JVM's uptime then), {@code port=N} and {@code ready}, serve until
+ * standard input closes, stop, exit 0. A watchdog ends a child that its parent forgot.
  */
 public final class Endpoints {
   private Endpoints() {}
@@ -110,6 +111,9 @@ public final class Endpoints {
     }
     System.out.println("cpu.iterations=" + cpuIterations);
     int port = start.start();
+    // The JVM's uptime once the server listens: for Spring Boot what its log calls "process
+    // running for"; SpringBench's start-up figure.
+    System.out.println("startup.ms=" + ManagementFactory.getRuntimeMXBean().getUptime());
     System.out.println("server=" + name);
     System.out.println("port=" + port);
     System.out.println("ready");

@@ -24,9 +24,13 @@ import java.util.function.ToDoubleFunction;
  *       {@link #CPU} CPU requests stay in flight (4 per carrier on 2 cores).
  * </ol>
  *
- * No {@code -Xverify:all} here: it would verify every JDK class in the agent's runs only. Run by
- * {@code SpringBootIT} with {@code -Dspring.bench} (BENCHMARKS.md), or as a program: {@code
- * agentJar rounds}.
+ * <p>The same for the plain servers of {@link Endpoints} (issue 17 asks for one beside Spring
+ * Boot): {@link TomcatServer} or {@link JettyServer}, whose {@code startup.ms} is the uptime when
+ * the server listens.
+ *
+ * <p>No {@code -Xverify:all} here: it would verify every JDK class in the agent's runs only. Run
+ * by {@code SpringBootIT} with {@code -Dspring.bench} (BENCHMARKS.md), or as a program: {@code
+ * agentJar rounds [spring|tomcat|jetty]}.
  */
 public final class SpringBench {
   private SpringBench() {}
@@ -73,27 +77,38 @@ public final class SpringBench {
     }
   }
 
-  /** {@code agentJar rounds}: prints each run and the table. */
+  /** {@code agentJar rounds [spring|tomcat|jetty]}: prints each run and the table. */
   public static void main(String[] args) throws Exception {
-    System.out.println(table(run(args[0], Integer.parseInt(args[1]))));
-  }
-
-  /** {@code rounds} rounds of the three modes, the order rotated each round. */
-  public static List<Run> run(String agentJar, int rounds) throws Exception {
-    return run(agentJar, rounds, null);
+    Class<?> server =
+        switch (args.length > 2 ? args[2] : "spring") {
+          case "spring" -> SpringServer.class;
+          case "tomcat" -> TomcatServer.class;
+          case "jetty" -> JettyServer.class;
+          default ->
+              throw new IllegalArgumentException(
+                  "SpringBench: unknown server " + args[2] + " (spring, tomcat or jetty)");
+        };
+    System.out.println(table(run(server, args[0], Integer.parseInt(args[1]), null)));
   }
 
   /**
-   * As above, and with {@code baselineJar} (null for none) a fourth mode in the rotation: that
-   * agent jar, so that a change to the agent is measured against the agent before it.
+   * {@code rounds} rounds of the three modes on {@link SpringServer}, the order rotated each
+   * round; with {@code baselineJar} (null for none) a fourth mode in the rotation: that agent jar,
+   * so that a change to the agent is measured against the agent before it.
    */
   public static List<Run> run(String agentJar, int rounds, String baselineJar) throws Exception {
+    return run(SpringServer.class, agentJar, rounds, baselineJar);
+  }
+
+  /** As above, on {@code server} (a class with a main that serves {@link Endpoints}). */
+  public static List<Run> run(Class<?> server, String agentJar, int rounds, String baselineJar)
+      throws Exception {
     List<Run> runs = new ArrayList<>();
     int modes = baselineJar == null ? 3 : 4;
     for (int r = 0; r < rounds; r++) {
       for (int k = 0; k < modes; k++) {
         int mode = (r + k) % modes;
-        Run run = measure(mode == 3 ? baselineJar : agentJar, mode);
+        Run run = measure(server, mode == 3 ? baselineJar : agentJar, mode);
         System.out.println(run);
         runs.add(run);
       }
@@ -101,8 +116,8 @@ public final class SpringBench {
     return runs;
   }
 
-  /** One child JVM in {@code mode} (an index into {@link #MODES}). */
-  public static Run measure(String agentJar, int mode) throws Exception {
+  /** One child JVM of {@code server} in {@code mode} (an index into {@link #MODES}). */
+  public static Run measure(Class<?> server, String agentJar, int mode) throws Exception {
     String agent =
         switch (mode) {
           case 0 -> null;
@@ -110,7 +125,7 @@ public final class SpringBench {
           default -> agentJar + "=asyncpreemptoff=1";
         };
     long t0 = System.nanoTime();
-    try (ServerProcess p = new ServerProcess(SpringServer.class, agent, false, List.of(), 120);
+    try (ServerProcess p = new ServerProcess(server, agent, false, List.of(), 120);
         LoadClient client = new LoadClient("127.0.0.1", p.port())) {
       double firstOk = firstOk(p.port(), t0);
       double startup = startupMsOf(p.output());

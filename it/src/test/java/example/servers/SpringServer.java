@@ -1,6 +1,5 @@
 package example.servers;
 
-import java.lang.management.ManagementFactory;
 import java.util.Map;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
@@ -18,9 +17,9 @@ import org.springframework.web.bind.annotation.RestController;
  * each request on a virtual thread. The two endpoints do what {@link Endpoints} says.
  *
  * <p>No component scan ({@code @Import} names the controller): the package holds the other
- * servers, and a scan of it would only add start-up work unrelated to gmp4j. Besides {@code
- * port=} and {@code ready} it prints {@code startup.ms=}, the JVM's uptime when the application
- * context is ready: what Spring's own log line calls "process running for".
+ * servers, and a scan of it would only add start-up work unrelated to gmp4j. Its {@code
+ * startup.ms=} ({@link Endpoints}) is the JVM's uptime when the application context is ready:
+ * what Spring's own log line calls "process running for".
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -60,7 +59,6 @@ public class SpringServer {
                   "server.port", "0",
                   "spring.threads.virtual.enabled", "true"));
           ctx[0] = app.run(args);
-          System.out.println("startup.ms=" + ManagementFactory.getRuntimeMXBean().getUptime());
           return ((WebServerApplicationContext) ctx[0]).getWebServer().getPort();
         },
         () -> ctx[0].close());
