@@ -79,18 +79,12 @@ public final class ColdBurst {
       delta.entrySet().stream()
           .sorted((x, y) -> Long.compare(y.getValue(), x.getValue()))
           .forEach(e -> cpu.append(' ').append(e.getKey()).append('=').append(e.getValue()));
-      String startup =
-          p.output()
-              .lines()
-              .filter(l -> l.startsWith("startup.ms="))
-              .findFirst()
-              .orElse("startup.ms=?");
       int cpus = Runtime.getRuntime().availableProcessors();
       System.out.printf(
-          "%-6s %s cold=%.0f/s p99=%.1fms cpu=%d [%s ] switches=[%s ] client=%d busy=%.0f%%"
-              + " warm=%.0f/s%n",
+          "%-6s startup.ms=%.0f cold=%.0f/s p99=%.1fms cpu=%d [%s ] switches=[%s ] client=%d"
+              + " busy=%.0f%% warm=%.0f/s%n",
           args[0],
-          startup,
+          SpringBench.startupMsOf(p.output()), // every server of Endpoints prints it before ready
           cold.throughput(),
           cold.lightMs(99),
           total,
