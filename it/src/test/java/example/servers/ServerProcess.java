@@ -1,6 +1,7 @@
 package example.servers;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -11,6 +12,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -34,6 +36,34 @@ public final class ServerProcess implements AutoCloseable {
   private final StringBuilder output = new StringBuilder();
   private final int port;
   private boolean closed;
+
+  /**
+   * This class path without gmp4j's own jars and classes (the agent, the exporter, the runtime),
+   * as an application's class path is: the servers use none of them, and where the agent's
+   * classes are on the class path the system class loader takes them, and the runtime the agent
+   * extracts, from there rather than from the {@code -javaagent} jar. Run by hand with a
+   * baseline jar, SpringBench's two agents were then one: the one last installed in the local
+   * Maven repository.
+   */
+  static String serverClassPath() {
+    return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
+        .filter(e -> !isGmp4j(Path.of(e)))
+        .collect(Collectors.joining(File.pathSeparator));
+  }
+
+  /** A jar named gmp4j-*.jar, or the classes folder of one of gmp4j's modules but it/. */
+  private static boolean isGmp4j(Path entry) {
+    String name = entry.getFileName() == null ? "" : entry.getFileName().toString();
+    if (name.startsWith("gmp4j-") && name.endsWith(".jar")) {
+      return true;
+    }
+    Path module = entry.getParent() == null ? null : entry.getParent().getParent();
+    return name.equals("classes")
+        && module != null
+        && module.getFileName() != null
+        && List.of("agent", "exporter", "runtime").contains(module.getFileName().toString())
+        && Files.exists(module.resolve("pom.xml"));
+  }
 
   /**
    * Starts {@code server} (a class with a main, such as {@link JdkServer}); {@code agent} is the
@@ -66,7 +96,7 @@ public final class ServerProcess implements AutoCloseable {
     cmd.add("-Dservers.cpu.iterations=" + Endpoints.calibrated());
     cmd.addAll(jvmArgs);
     cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(serverClassPath());
     cmd.add(server.getName());
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
     SCRUBBED_ENV.forEach(pb.environment()::remove);

@@ -30,7 +30,8 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>No {@code -Xverify:all} here: it would verify every JDK class in the agent's runs only. Run
  * by {@code SpringBootIT} with {@code -Dspring.bench} (BENCHMARKS.md), or as a program: {@code
- * agentJar rounds [spring|tomcat|jetty]}.
+ * agentJar rounds [spring|tomcat|jetty [baselineJar]]}, where the baseline may carry options
+ * ({@code gmp4j-agent.jar=timeslice=1s}) to measure an option against the default.
  */
 public final class SpringBench {
   private SpringBench() {}
@@ -77,7 +78,10 @@ public final class SpringBench {
     }
   }
 
-  /** {@code agentJar rounds [spring|tomcat|jetty]}: prints each run and the table. */
+  /**
+   * {@code agentJar rounds [spring|tomcat|jetty [baselineJar]]}: prints each run and the table;
+   * with a baseline jar, that agent as a fourth mode (see below).
+   */
   public static void main(String[] args) throws Exception {
     Class<?> server =
         switch (args.length > 2 ? args[2] : "spring") {
@@ -88,7 +92,8 @@ public final class SpringBench {
               throw new IllegalArgumentException(
                   "SpringBench: unknown server " + args[2] + " (spring, tomcat or jetty)");
         };
-    System.out.println(table(run(server, args[0], Integer.parseInt(args[1]), null)));
+    String baselineJar = args.length > 3 ? args[3] : null;
+    System.out.println(table(run(server, args[0], Integer.parseInt(args[1]), baselineJar)));
   }
 
   /**

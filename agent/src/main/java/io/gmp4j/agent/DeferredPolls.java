@@ -84,9 +84,10 @@ import java.util.Set;
  *
  * <p>What it costs (BENCHMARKS.md, 'Early polls'): the early form is a volatile load and a
  * branch on every pass until the class is retransformed, where the rewrite would count down or
- * strip-mine, so a loop that C2 would vectorize is slower until the first quiet moment, or for
- * good in a process that is never quiet; and the retransformation, at a quiet moment, costs the
- * recompilation of what the classes had compiled.
+ * strip-mine, so a loop is slower until the first quiet moment, or for good in a process that
+ * is never quiet (a loop that C2 would vectorize, an array loop without calls, takes its placed
+ * polls at load: 'Array loops' in the injector's EarlyPolls); and the retransformation, at a
+ * quiet moment, costs the recompilation of what the classes had compiled.
  *
  * <p>How this differs from Go: a Go loop is preemptible from its first instruction (asynchronous
  * preemption by signal), and its checks are compiled in once. Here a loop is preemptible from

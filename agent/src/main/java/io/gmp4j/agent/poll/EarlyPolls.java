@@ -54,15 +54,16 @@ import java.util.BitSet;
  *       {@code ClassFormatError} until this was found in issue 17).
  * </ol>
  *
- * It answers null, and the caller rewrites the class through PollInjector at once, for an array
- * loop without calls ('Array loops') and for what it does not handle: a short branch whose new
- * offset leaves 16 bits, code past 65535 bytes, a pool with no room for ten entries, and
- * anything malformed (an offset that is no instruction start, an unknown opcode, frame type or
- * type-annotation target). Other attributes of Code are copied: the JVM ignores those it does
- * not know. Type annotations in code were once left to the rewrite too; Spring Framework 7's
- * JSpecify {@code @Nullable} on local variables puts them in 31 of the classes with loops that
- * Spring Boot's start loads, and the rewrite of those 31 at load, with ASM still interpreted, cost
- * that start more than the patch of the other 720 (BENCHMARKS.md, 'Type annotations patched').
+ * It answers null, and the caller rewrites the class through PollInjector at once, for what it
+ * does not handle: a short branch whose new offset leaves 16 bits, code past 65535 bytes, a pool
+ * with no room for ten entries, and anything malformed (an offset that is no instruction start,
+ * an unknown opcode, frame type or type-annotation target). The one shape it leaves by choice,
+ * an array loop without calls, is in 'Array loops'. Other attributes of Code are copied: the JVM
+ * ignores those it does not know. Type annotations in code were once left to the rewrite too;
+ * Spring Framework 7's JSpecify {@code @Nullable} on local variables puts them in 31 of the
+ * classes with loops that Spring Boot's start loads, and the rewrite of those 31 at load, with
+ * ASM still interpreted, cost that start more than the patch of the other 720 (BENCHMARKS.md,
+ * 'Type annotations patched').
  *
  * <h2>Array loops</h2>
  *
@@ -72,13 +73,17 @@ import java.util.BitSet;
  * the barrier and the branch turn SuperWord off (agent-notes §3.2). Such a class would run that
  * slowly until its rewrite, and in a process that is never quiet that is for good. So a method
  * with a loop whose bytes, from its head to its backward branch, hold an array load or store and
- * no invoke instruction is not patched: the answer is null, and the class is rewritten at load,
- * placed polls and all. On Spring Boot's start-up that is about 40 of the 790 classes with
- * loops; the other 750 take the patch. The rule is per class: one such loop sends the whole
- * class to the rewrite. Of the loop kernels, those it leaves to the early form touch no array and
- * cost about what their placed polls cost (listWalk 0.91x, collatz 1.04x); a loop that calls pays
- * the check beside its calls until its rewrite (the kernels have none that the rule would leave
- * alone).
+ * no invoke instruction is not patched. {@link #patch(byte[])} then answers null, and the class
+ * is rewritten at load, placed polls and all; {@link #patch(byte[], BitSet)}, the agent's, leaves
+ * that method as it is, names it, and patches the others, and the injector gives the named
+ * methods their placed polls, the rest of the class copied ('Deferred polls' in PollInjector). On
+ * Spring Boot's start-up 48 of the 784 classes with loops have such a method. Rewriting those 48
+ * whole at load cost the start 0.1 to 0.3 s more than patching all their methods (two runs of
+ * ten start-ups); rewriting their array methods alone saves about 0.05 s of that (BENCHMARKS.md,
+ * 'Array loops by method'). Of the loop kernels, those it leaves to the early form touch no
+ * array and cost about what their placed polls cost (listWalk 0.91x, collatz 1.04x); a loop that
+ * calls pays the check beside its calls until its rewrite (the kernels have none that the rule
+ * would leave alone).
  *
  * <p>Go has it the other way round: its compiler puts a check in every loop from the start, and
  * since Go 1.14 a signal preempts a loop with none. The JVM has neither, so a loop is
@@ -123,7 +128,21 @@ final class EarlyPolls {
    */
   static byte[] patch(byte[] classfile, boolean arrayLoops) {
     try {
-      return new Patch(classfile, arrayLoops).run();
+      return new Patch(classfile, arrayLoops, null).run();
+    } catch (RuntimeException cannot) { // Unpatchable, or a truncated file
+      return null;
+    }
+  }
+
+  /**
+   * As {@link #patch(byte[])}, but a method with an array loop without calls is left as it is,
+   * its index in class-file order set in {@code arrayMethods}, rather than the whole class
+   * refused: the caller gives those methods their placed polls ('Array loops'). Returns {@code
+   * classfile} itself when no other method changed.
+   */
+  static byte[] patch(byte[] classfile, BitSet arrayMethods) {
+    try {
+      return new Patch(classfile, false, arrayMethods).run();
     } catch (RuntimeException cannot) { // Unpatchable, or a truncated file
       return null;
     }
@@ -157,6 +176,15 @@ final class EarlyPolls {
     private final boolean arrayLoops;
 
     /**
+     * Where a method with an array loop without calls is left unpatched, by index (null: such a
+     * method refuses the whole class); see {@link EarlyPolls#patch(byte[], BitSet)}.
+     */
+    private final BitSet arrayMethods;
+
+    /** The index of the method being written, in class-file order. */
+    private int method;
+
+    /**
      * The loop heads that get the check and the branches that get the call, by old offset, in
      * the method being written; set by {@link #code} before it writes the method's attributes.
      */
@@ -164,9 +192,10 @@ final class EarlyPolls {
 
     private BitSet calls;
 
-    Patch(byte[] b, boolean arrayLoops) {
+    Patch(byte[] b, boolean arrayLoops, BitSet arrayMethods) {
       this.b = b;
       this.arrayLoops = arrayLoops;
+      this.arrayMethods = arrayMethods;
       this.out = new Bytes(b.length + 256);
     }
 
@@ -209,6 +238,7 @@ final class EarlyPolls {
       p += 2;
       boolean changed = false;
       for (int m = 0; m < methods; m++) {
+        method = m;
         boolean bridge = (u2(b, p) & 0x0040) != 0;
         boolean clinit = utf8Is(u2(b, p + 2), "<clinit>");
         int attributes = u2(b, p + 6);
@@ -331,8 +361,12 @@ final class EarlyPolls {
         for (int t = mine.nextSetBit(0); t >= 0; t = mine.nextSetBit(t + 1)) {
           int call = invokes.nextSetBit(t);
           int array = arrays.nextSetBit(t);
-          if (array >= 0 && array <= pc && (call < 0 || call > pc)) {
-            throw new Unpatchable("an array loop without calls"); // 'Array loops'
+          if (array >= 0 && array <= pc && (call < 0 || call > pc)) { // 'Array loops'
+            if (arrayMethods == null) {
+              throw new Unpatchable("an array loop without calls");
+            }
+            arrayMethods.set(method);
+            return false; // the caller's rewrite polls the method
           }
         }
       }

@@ -128,8 +128,10 @@ import net.bytebuddy.jar.asm.Opcodes;
  * and the cache has no rewrite of it) is first offered to the agent's {@link Deferral}, which
  * during start-up takes it with its early polls ('Early polls' in {@link EarlyPolls}: a check at
  * each loop head, patched into its bytes) and gives it its placed polls later by
- * retransformation ('Deferred polls' in the agent's {@code DeferredPolls}). A class the patch
- * leaves alone (an array loop without calls, or bytes it does not handle) is rewritten here.
+ * retransformation ('Deferred polls' in the agent's {@code DeferredPolls}). A method with an
+ * array loop without calls, which the patch leaves as it is ('Array loops' in EarlyPolls), gets
+ * its placed polls here, from the rewrite of that method alone; a class whose bytes the patch
+ * does not handle is rewritten here whole.
  *
  * <p>Before a rewritten class is returned, {@link FrameCheck} checks the frames of the methods
  * the emitter changed against what the rewritten code computes ('Frame check'); on a mismatch
@@ -482,7 +484,7 @@ public final class PollInjector {
     RewriteCache.Outcome o = cache == null ? null : cache.get(classfile);
     if (o == null) {
       if (deferral != null && deferral.deferring()) {
-        byte[] early = EarlyPolls.patch(classfile); // null: it cannot, so the rewrite is now
+        byte[] early = deferredPolls(classfile); // null: it cannot, so the rewrite is now
         if (early != null && deferral.defer(loader, internalClassName)) {
           // 'Deferred polls' in the agent's DeferredPolls: recorded when retransformed
           coverage.earlyPolls();
@@ -507,6 +509,25 @@ public final class PollInjector {
     coverage.instrumented(loader, internalClassName);
     LAST_STATS.set(o.stats);
     return o.out;
+  }
+
+  /**
+   * A deferred class's polls at load: the early patch ('Early polls' in {@link EarlyPolls}), and
+   * the rewrite's placed polls in the methods that it leaves, those with an array loop without
+   * calls ('Array loops' there), the rest of the class copied; null if either cannot.
+   */
+  private byte[] deferredPolls(byte[] classfile) {
+    BitSet arrayMethods = new BitSet();
+    byte[] early = EarlyPolls.patch(classfile, arrayMethods);
+    if (early == null || arrayMethods.isEmpty()) {
+      return early;
+    }
+    try {
+      byte[] placed = rewrite(early, arrayMethods).out;
+      return placed == null ? early : placed; // null: the rewrite found no poll to place
+    } catch (RuntimeException e) { // ASM's or the frame check's: the whole rewrite then
+      return null;
+    }
   }
 
   /**

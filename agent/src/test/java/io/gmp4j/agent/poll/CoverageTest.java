@@ -167,6 +167,73 @@ class CoverageTest {
   }
 
   /**
+   * 'Array loops' under the deferral: a class with an array loop that calls nothing and a loop
+   * that calls loads with the first method's placed polls, as the rewrite of the whole class
+   * writes them, and the second's early check, as the patch writes it; it computes the same, and
+   * it is offered to the deferral like any class with loops.
+   */
+  @Test
+  void anArrayLoopGetsItsPlacedPollsBesideEarlyPolls() throws Exception {
+    Map<String, byte[]> classes =
+        TestClasses.compile(
+            Map.of(
+                "com.acme.Mixed",
+                "package com.acme; public class Mixed {"
+                    + " public static int sum(int[] a) { int s = 0; for (int x : a) s += x;"
+                    + " return s; }"
+                    + " public static int bits(int[] a) { int s = 0;"
+                    + " for (int x : a) s += Integer.bitCount(x); return s; } }"));
+    byte[] bytes = classes.get("com/acme/Mixed");
+    Coverage coverage = new Coverage();
+    PollInjector injector = new PollInjector(null, null, false, coverage);
+    List<String> offered = new ArrayList<>();
+    byte[] out =
+        injector.transform(null, "com/acme/Mixed", bytes, (loader, name) -> offered.add(name));
+    assertEquals(List.of("com/acme/Mixed"), offered);
+    assertEquals(1, coverage.early());
+    assertEquals(0, coverage.instrumented()); // counted when the deferral rewrites it
+
+    byte[] whole = new PollInjector(null, null, false).transform(null, "com/acme/Mixed", bytes);
+    byte[] early = EarlyPolls.patch(bytes, true);
+    assertEquals(code(Disassembly.method(whole, "sum")), code(Disassembly.method(out, "sum")));
+    assertEquals(code(Disassembly.method(early, "bits")), code(Disassembly.method(out, "bits")));
+    assertTrue(Disassembly.method(out, "sum").polls() > 0);
+    assertTrue(
+        Disassembly.method(out, "sum").insns().stream()
+            .noneMatch(i -> PollInjector.PENDING_NAME.equals(i.name())),
+        "sum: an early check");
+
+    ClassLoader before = new TestClasses.Loader(classes);
+    ClassLoader after = new TestClasses.Loader(Map.of("com/acme/Mixed", out));
+    int[] a = {3, -1, 4, 1, -5, 9, 2, 6};
+    for (String m : List.of("sum", "bits")) {
+      assertEquals(
+          PollInjectorTest.call(before, "com.acme.Mixed", m, (Object) a),
+          PollInjectorTest.call(after, "com.acme.Mixed", m, (Object) a),
+          m);
+    }
+  }
+
+  /** A method's instructions as text, constant-pool indices aside. */
+  private static List<String> code(Method m) {
+    return m.insns().stream()
+        .map(
+            i ->
+                i.op()
+                    + " "
+                    + i.owner()
+                    + "."
+                    + i.name()
+                    + " "
+                    + i.var()
+                    + " "
+                    + i.incr()
+                    + " "
+                    + java.util.Arrays.toString(i.targets()))
+        .toList();
+  }
+
+  /**
    * 'Class files read back': leavesAlone answers true, and counts the class as transform would,
    * only where transform would leave it alone without ASM (no loop, excluded, refused); where
    * it would rewrite, or where in doubt, false and nothing counted.

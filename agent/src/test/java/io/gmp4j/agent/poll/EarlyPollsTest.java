@@ -126,24 +126,40 @@ class EarlyPollsTest {
     ClassLoader here = EarlyPollsTest.class.getClassLoader();
     int declined = 0;
     int patched = 0;
+    int byMethod = 0;
     for (Map<String, byte[]> jar :
         List.of(
             TestClasses.jarOf(here, "org/eclipse/jdt/internal/compiler/parser/Scanner"),
             TestClasses.jarOf(here, "com/fasterxml/jackson/databind/ObjectMapper"))) {
       for (Map.Entry<String, byte[]> e : jar.entrySet()) {
         byte[] p = EarlyPolls.patch(e.getValue());
-        boolean arrayLoop = hasArrayLoopWithoutCalls(e.getValue());
+        List<String> arrayMethods = arrayLoopMethods(e.getValue());
+        boolean arrayLoop = !arrayMethods.isEmpty();
         assertEquals(arrayLoop, p == null, e.getKey());
         if (arrayLoop) {
           declined++;
+          // The agent's form: those methods left as they are and named, the others patched.
+          java.util.BitSet left = new java.util.BitSet();
+          byte[] q = EarlyPolls.patch(e.getValue(), left);
+          assertNotNull(q, e.getKey());
+          List<String> order = methodsInOrder(e.getValue());
+          assertEquals(
+              arrayMethods,
+              left.stream().mapToObj(order::get).toList(),
+              e.getKey() + ": the methods named");
+          assertEveryLoopPolledAndNothingElse(e.getKey(), e.getValue(), q, arrayMethods);
+          byMethod++;
         } else if (p != e.getValue()) {
           patched++;
         }
       }
     }
     System.out.printf(
-        "early polls: %d classes patched, %d left to the rewrite%n", patched, declined);
+        "early polls: %d classes patched, %d left to the rewrite, %d of those patched but"
+            + " their array methods%n",
+        patched, declined, byMethod);
     assertTrue(declined > 10 && patched > declined, declined + " vs " + patched);
+    assertEquals(declined, byMethod);
     Map<String, byte[]> c =
         TestClasses.compile(
             Map.of(
@@ -158,35 +174,64 @@ class EarlyPollsTest {
     assertNotNull(EarlyPolls.patch(c.get("app/Calls")));
   }
 
-  /** The rule of 'Array loops', on ASM's view of the class, written again to check it. */
-  private static boolean hasArrayLoopWithoutCalls(byte[] classfile) {
-    List<String> bridges = bridges(classfile);
-    for (Method m : Disassembly.methods(classfile).values()) {
-      if (m.name().equals("<clinit>") || bridges.contains(m.name() + m.desc())) {
-        continue;
+  /**
+   * The rule of 'Array loops', on ASM's view of the class, written again to check it: the
+   * methods (name and descriptor) with such a loop, in class-file order.
+   */
+  private static List<String> arrayLoopMethods(byte[] classfile) {
+    List<String> out = new ArrayList<>();
+    Map<String, Method> methods = Disassembly.methods(classfile);
+    for (String key : methodsInOrder(classfile)) {
+      Method m = methods.get(key); // null: no code
+      if (m != null && hasArrayLoopWithoutCalls(classfile, m)) {
+        out.add(key);
       }
-      List<Insn> insns = m.insns();
-      for (int k : m.backwardBranches()) {
-        for (int t : insns.get(k).targets()) {
-          if (t > k) {
-            continue;
-          }
-          boolean array = false;
-          boolean call = false;
-          for (int i = t; i <= k; i++) {
-            int op = insns.get(i).op();
-            array |=
-                (op >= Opcodes.IALOAD && op <= Opcodes.SALOAD)
-                    || (op >= Opcodes.IASTORE && op <= Opcodes.SASTORE);
-            call |= op >= Opcodes.INVOKEVIRTUAL && op <= Opcodes.INVOKEDYNAMIC;
-          }
-          if (array && !call) {
-            return true;
-          }
+    }
+    return out;
+  }
+
+  private static boolean hasArrayLoopWithoutCalls(byte[] classfile, Method m) {
+    if (m.name().equals("<clinit>") || bridges(classfile).contains(m.name() + m.desc())) {
+      return false;
+    }
+    List<Insn> insns = m.insns();
+    for (int k : m.backwardBranches()) {
+      for (int t : insns.get(k).targets()) {
+        if (t > k) {
+          continue;
+        }
+        boolean array = false;
+        boolean call = false;
+        for (int i = t; i <= k; i++) {
+          int op = insns.get(i).op();
+          array |=
+              (op >= Opcodes.IALOAD && op <= Opcodes.SALOAD)
+                  || (op >= Opcodes.IASTORE && op <= Opcodes.SASTORE);
+          call |= op >= Opcodes.INVOKEVIRTUAL && op <= Opcodes.INVOKEDYNAMIC;
+        }
+        if (array && !call) {
+          return true;
         }
       }
     }
     return false;
+  }
+
+  /** The methods' names and descriptors in class-file order, as the method indices count. */
+  private static List<String> methodsInOrder(byte[] classfile) {
+    List<String> out = new ArrayList<>();
+    new ClassReader(classfile)
+        .accept(
+            new net.bytebuddy.jar.asm.ClassVisitor(Opcodes.ASM9) {
+              @Override
+              public MethodVisitor visitMethod(
+                  int access, String name, String desc, String sig, String[] ex) {
+                out.add(name + desc);
+                return null;
+              }
+            },
+            ClassReader.SKIP_CODE);
+    return out;
   }
 
   /** A class without loops, or with a loop only in {@code <clinit>}, comes back as it was. */
@@ -450,6 +495,12 @@ class EarlyPollsTest {
 
   private static int assertEveryLoopPolledAndNothingElse(
       String name, byte[] original, byte[] patched) {
+    return assertEveryLoopPolledAndNothingElse(name, original, patched, List.of());
+  }
+
+  /** As above, but the methods in {@code unpolled} (name and descriptor) are left as they were. */
+  private static int assertEveryLoopPolledAndNothingElse(
+      String name, byte[] original, byte[] patched, List<String> unpolled) {
     new ClassReader(patched).accept(new net.bytebuddy.jar.asm.ClassVisitor(Opcodes.ASM9) {}, 0);
     Map<String, Method> before = Disassembly.methods(original);
     Map<String, Method> after = Disassembly.methods(patched);
@@ -473,7 +524,9 @@ class EarlyPollsTest {
         }
       }
       assertEquals(m.insns().stream().map(Insn::op).toList(), ops, where);
-      if (m.name().equals("<clinit>") || bridges.contains(m.name() + m.desc())) {
+      if (m.name().equals("<clinit>")
+          || bridges.contains(m.name() + m.desc())
+          || unpolled.contains(m.name() + m.desc())) {
         assertTrue(heads.isEmpty() && calls.isEmpty(), where + ": polled");
         continue;
       }
