@@ -79,7 +79,7 @@ import java.util.BitSet;
  * methods their placed polls, the rest of the class copied ('Deferred polls' in PollInjector). On
  * Spring Boot's start-up 48 of the 784 classes with loops have such a method. Rewriting those 48
  * whole at load cost the start 0.1 to 0.3 s more than patching all their methods (two runs of
- * ten start-ups); rewriting their array methods alone saves about 0.05 s of that (BENCHMARKS.md,
+ * ten start-ups); rewriting their array methods alone saves 0.05 to 0.1 s of that (BENCHMARKS.md,
  * 'Array loops by method'). Of the loop kernels, those it leaves to the early form touch no
  * array and cost about what their placed polls cost (listWalk 0.91x, collatz 1.04x); a loop that
  * calls pays the check beside its calls until its rewrite (the kernels have none that the rule
