@@ -217,23 +217,6 @@ class EarlyPollsTest {
     return false;
   }
 
-  /** The methods' names and descriptors in class-file order, as the method indices count. */
-  private static List<String> methodsInOrder(byte[] classfile) {
-    List<String> out = new ArrayList<>();
-    new ClassReader(classfile)
-        .accept(
-            new net.bytebuddy.jar.asm.ClassVisitor(Opcodes.ASM9) {
-              @Override
-              public MethodVisitor visitMethod(
-                  int access, String name, String desc, String sig, String[] ex) {
-                out.add(name + desc);
-                return null;
-              }
-            },
-            ClassReader.SKIP_CODE);
-    return out;
-  }
-
   /** A class without loops, or with a loop only in {@code <clinit>}, comes back as it was. */
   @Test
   void classWithoutPollableLoopsIsReturnedAsItIs() {
@@ -555,14 +538,24 @@ class EarlyPollsTest {
   }
 
   private static List<String> bridges(byte[] classfile) {
+    return methodsWith(classfile, Opcodes.ACC_BRIDGE);
+  }
+
+  /** The methods' names and descriptors in class-file order, as the method indices count. */
+  private static List<String> methodsInOrder(byte[] classfile) {
+    return methodsWith(classfile, 0);
+  }
+
+  /** The methods with every flag of {@code access} (0: all), name and descriptor, in order. */
+  private static List<String> methodsWith(byte[] classfile, int access) {
     List<String> out = new ArrayList<>();
     new ClassReader(classfile)
         .accept(
             new net.bytebuddy.jar.asm.ClassVisitor(Opcodes.ASM9) {
               @Override
               public MethodVisitor visitMethod(
-                  int access, String name, String desc, String sig, String[] ex) {
-                if ((access & Opcodes.ACC_BRIDGE) != 0) {
+                  int flags, String name, String desc, String sig, String[] ex) {
+                if ((flags & access) == access) {
                   out.add(name + desc);
                 }
                 return null;
