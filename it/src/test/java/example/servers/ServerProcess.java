@@ -38,31 +38,22 @@ public final class ServerProcess implements AutoCloseable {
   private boolean closed;
 
   /**
-   * This class path without gmp4j's own jars and classes (the agent, the exporter, the runtime),
+   * This class path without gmp4j's own jars (gmp4j-*.jar: the agent, the exporter, the runtime),
    * as an application's class path is: the servers use none of them, and where the agent's
    * classes are on the class path the system class loader takes them, and the runtime the agent
    * extracts, from there rather than from the {@code -javaagent} jar. Run by hand with a
    * baseline jar, SpringBench's two agents were then one: the one last installed in the local
-   * Maven repository.
+   * Maven repository. (Failsafe, and it/target/test.classpath, name the modules by their jars.)
    */
   static String serverClassPath() {
     return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
-        .filter(e -> !isGmp4j(Path.of(e)))
+        .filter(
+            e -> {
+              Path name = Path.of(e).getFileName();
+              return name == null
+                  || !(name.toString().startsWith("gmp4j-") && name.toString().endsWith(".jar"));
+            })
         .collect(Collectors.joining(File.pathSeparator));
-  }
-
-  /** A jar named gmp4j-*.jar, or the classes folder of one of gmp4j's modules but it/. */
-  private static boolean isGmp4j(Path entry) {
-    String name = entry.getFileName() == null ? "" : entry.getFileName().toString();
-    if (name.startsWith("gmp4j-") && name.endsWith(".jar")) {
-      return true;
-    }
-    Path module = entry.getParent() == null ? null : entry.getParent().getParent();
-    return name.equals("classes")
-        && module != null
-        && module.getFileName() != null
-        && List.of("agent", "exporter", "runtime").contains(module.getFileName().toString())
-        && Files.exists(module.resolve("pom.xml"));
   }
 
   /**
