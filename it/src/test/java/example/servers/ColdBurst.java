@@ -17,8 +17,10 @@ import java.util.TreeMap;
  * throughput and p99, the child's CPU in that phase by thread group (10 ms ticks: JIT compilers,
  * carriers or Ms, Tomcat's poller and acceptor, sysmon, GC) and the same groups' voluntary context
  * switches (sysmon's: its wake-ups), the load client's own CPU in that phase and how busy the
- * machine's CPUs were ({@code client=} and {@code busy=}), and the warm throughput. A child
- * that serves nothing in the cold phase is a hang: its threads are dumped and the run fails.
+ * machine's CPUs were ({@code client=} and {@code busy=}); then, after a bar, the warm phase's
+ * throughput, p99 and the same CPU split (issue 17's warm gap: 'Where the warm gap goes' in
+ * BENCHMARKS.md). A child that serves nothing in the cold phase is a hang: its threads are dumped
+ * and the run fails.
  * Run by {@code it/scripts/spring-cold.sh}.
  *
  * <p>The client is this JVM, cold too: on two CPUs the cold phase keeps both busy (98-99%), and
@@ -61,13 +63,47 @@ public final class ColdBurst {
         System.out.println(p.output());
         System.exit(1);
       }
+      long warmClientBefore = ownCpuMillis();
+      long t1 = System.nanoTime();
       LoadClient.Result warm = c.closed(16, 10_000, Duration.ofSeconds(120), 0);
-      StringBuilder cpu = new StringBuilder();
+      long warmMillis = (System.nanoTime() - t1) / 1_000_000;
+      long warmClient = ownCpuMillis() - warmClientBefore;
+      Map<String, long[]> end = byGroup(pid);
+      Phase coldCpu = Phase.of(before, after);
+      Phase warmCpu = Phase.of(after, end);
+      int cpus = Runtime.getRuntime().availableProcessors();
+      System.out.printf(
+          "%-6s startup.ms=%.0f cold=%.0f/s p99=%.1fms cpu=%d [%s ] switches=[%s ] client=%d"
+              + " busy=%.0f%% | warm=%.0f/s p99=%.1fms cpu=%d [%s ] client=%d busy=%.0f%%%n",
+          args[0],
+          SpringBench.startupMsOf(p.output()), // every server of Endpoints prints it before ready
+          cold.throughput(),
+          cold.lightMs(99),
+          coldCpu.total,
+          coldCpu.ticks,
+          coldCpu.switches,
+          client / 10,
+          100.0 * (coldCpu.total * 10 + client) / Math.max(1, coldMillis * cpus),
+          warm.throughput(),
+          warm.lightMs(99),
+          warmCpu.total,
+          warmCpu.ticks,
+          warmClient / 10,
+          100.0 * (warmCpu.total * 10 + warmClient) / Math.max(1, warmMillis * cpus));
+    }
+  }
+
+  /**
+   * One phase's CPU by thread group, from two {@link #byGroup} walks: the total ticks, the groups
+   * of more than two ticks by ticks (most first), and their voluntary context switches.
+   */
+  private record Phase(long total, String ticks, String switches) {
+    static Phase of(Map<String, long[]> from, Map<String, long[]> to) {
       long total = 0;
       Map<String, Long> delta = new TreeMap<>();
       StringBuilder switches = new StringBuilder();
-      for (Map.Entry<String, long[]> e : new TreeMap<>(after).entrySet()) {
-        long[] was = before.getOrDefault(e.getKey(), new long[2]);
+      for (Map.Entry<String, long[]> e : new TreeMap<>(to).entrySet()) {
+        long[] was = from.getOrDefault(e.getKey(), new long[2]);
         long d = e.getValue()[TICKS] - was[TICKS];
         total += d;
         if (d > 2) {
@@ -76,23 +112,11 @@ public final class ColdBurst {
           switches.append(e.getValue()[SWITCHES] - was[SWITCHES]);
         }
       }
+      StringBuilder ticks = new StringBuilder();
       delta.entrySet().stream()
           .sorted((x, y) -> Long.compare(y.getValue(), x.getValue()))
-          .forEach(e -> cpu.append(' ').append(e.getKey()).append('=').append(e.getValue()));
-      int cpus = Runtime.getRuntime().availableProcessors();
-      System.out.printf(
-          "%-6s startup.ms=%.0f cold=%.0f/s p99=%.1fms cpu=%d [%s ] switches=[%s ] client=%d"
-              + " busy=%.0f%% warm=%.0f/s%n",
-          args[0],
-          SpringBench.startupMsOf(p.output()), // every server of Endpoints prints it before ready
-          cold.throughput(),
-          cold.lightMs(99),
-          total,
-          cpu,
-          switches,
-          client / 10,
-          100.0 * (total * 10 + client) / Math.max(1, coldMillis * cpus),
-          warm.throughput());
+          .forEach(e -> ticks.append(' ').append(e.getKey()).append('=').append(e.getValue()));
+      return new Phase(total, ticks.toString(), switches.toString());
     }
   }
 
