@@ -6,7 +6,9 @@
 # with asyncpreemptoff=1 (no poll injector); the agent with preempt.defer=0 (every class
 # rewritten at load, the default before the early polls). Prints one line a child: start-up,
 # cold throughput and p99, the cold phase's CPU ticks and voluntary switches by thread group,
-# the load client's own CPU ticks and the CPUs' busy share in that phase, warm throughput.
+# the load client's own CPU ticks and the CPUs' busy share in that phase; then the warm phase's
+# throughput, p99 and CPU split (BENCHMARKS.md, 'Where the warm gap goes').
+# it/scripts/spring-cold-table.py pairs the lines by round and prints each mode's medians.
 # Needs a built tree (./mvn25 -B verify, or package and it's test-compile, which writes
 # it/target/test.classpath).
 # Usage: it/scripts/spring-cold.sh [rounds, default 3] [mode ...]
