@@ -2,7 +2,8 @@
 """Pairs spring-cold.sh's lines by round and prints each mode's medians against the first mode.
 
 Reads the output of it/scripts/spring-cold.sh (one ColdBurst line per child, the modes in the same
-order every round) from a file or standard input. For each mode: start-up, cold and warm
+order every round; a child's FAILED line keeps its round's place and pairs with nothing) from a
+file or standard input. For each mode: start-up, cold and warm
 throughput, and the warm phase's server CPU split (carriers or Ms, C2, C1, Tomcat's poller), each
 the median over the rounds and, in brackets, the median of the ratios to the first mode's child of
 the same round. The warm phase is a fixed 10,000 requests, so its ticks compare per request.
@@ -30,6 +31,9 @@ def parse(lines):
     for line in lines:
         m = LINE.match(line)
         if not m:
+            failed = re.match(r"(\S+) FAILED", line)
+            if failed:  # keeps the rounds aligned: a failed child pairs with nothing
+                rows.append({"mode": failed.group(1), "failed": True})
             continue
         ticks = {k: int(v) for k, v in TICKS.findall(m.group(6))}
         row = {"mode": m.group(1), "start-up ms": int(m.group(2)), "cold req/s": int(m.group(3)),
@@ -51,14 +55,19 @@ def main():
     print("| mode | rounds | " + " | ".join(keys) + " |")
     print("|---" * (len(keys) + 2) + "|")
     for mode in modes:
-        runs = by_mode[mode]
+        runs = [r for r in by_mode[mode] if "failed" not in r]
+        paired = [(r, b) for r, b in zip(by_mode[mode], base)
+                  if "failed" not in r and "failed" not in b]
+        if not runs:
+            print("| %s | 0 | %s |" % (mode, " | ".join("failed" for _ in keys)))
+            continue
         cells = []
         for k in keys:
             median = statistics.median(r[k] for r in runs)
-            pairs = [(r[k], b[k]) for r, b in zip(runs, base)]
-            if k == "start-up ms":
+            pairs = [(r[k], b[k]) for r, b in paired]
+            if k == "start-up ms" and pairs:
                 cells.append("%.0f (%+.0f)" % (median, statistics.median(x - y for x, y in pairs)))
-            elif all(y > 0 for _, y in pairs):
+            elif pairs and all(y > 0 for _, y in pairs):
                 cells.append("%.0f (%.2fx)" % (median, statistics.median(x / y for x, y in pairs)))
             else:
                 cells.append("%.0f" % median)
