@@ -138,8 +138,7 @@ public final class SpringBench {
   private static void warmClient(Class<?> server) throws Exception {
     try (ServerProcess p = new ServerProcess(server, null, false, List.of(), 120);
         LoadClient client = new LoadClient("127.0.0.1", p.port())) {
-      firstOk(p.port(), System.nanoTime());
-      LoadClient.Result warmUp =
+      LoadClient.Result warmUp = // ServerProcess waited for "ready": the server listens
           client.closed(CONCURRENCY, CLIENT_WARM_UP, Duration.ofSeconds(120), 0);
       System.out.printf(
           "client warm-up (not counted): %.0f req/s, %d failed%n",
