@@ -23,6 +23,9 @@ public final class KernelInputs {
   /** Bytes of lexer input for stateMachine. */
   public static final int TEXT = 8192;
 
+  /** What indexOfByte looks for: no byte of the lexer text, so it reads all TEXT bytes. */
+  public static final byte ABSENT = 0x7F;
+
   /** Argument of fib (21891 calls). */
   public static final int FIB = 20;
 
@@ -45,6 +48,9 @@ public final class KernelInputs {
     "collatz",
     "addArraysDown",
     "sumIntList",
+    "indexOfByte",
+    "countNulls",
+    "indexOfRef",
   };
 
   public final int[] a = new int[N];
@@ -61,6 +67,12 @@ public final class KernelInputs {
   public final Node head;
   public final byte[] text;
   public final IntList list;
+
+  /**
+   * Every third element null, the others {@link #list}: for countNulls, and for indexOfRef, which
+   * looks for this KernelInputs and so reads them all.
+   */
+  public final Object[] refs = new Object[N];
 
   public KernelInputs() {
     Random r = new Random(42);
@@ -89,6 +101,9 @@ public final class KernelInputs {
     head = h;
     text = lexerText(r, TEXT);
     list = new IntList(a.clone());
+    for (int i = 0; i < N; i++) {
+      refs[i] = i % 3 == 0 ? null : list;
+    }
   }
 
   /** Source-code-like text: identifiers, numbers, strings, punctuation, spaces, newlines. */
@@ -170,6 +185,15 @@ public final class KernelInputs {
       }
       case "sumIntList" -> {
         return k.sumIntList(list);
+      }
+      case "indexOfByte" -> {
+        return k.indexOfByte(text, ABSENT);
+      }
+      case "countNulls" -> {
+        return k.countNulls(refs);
+      }
+      case "indexOfRef" -> {
+        return k.indexOfRef(refs, this);
       }
       default -> throw new IllegalArgumentException("no kernel " + name);
     }

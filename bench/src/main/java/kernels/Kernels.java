@@ -31,4 +31,10 @@ public interface Kernels {
   void addArraysDown(int[] a, int[] b, int[] c);
 
   int sumIntList(IntList list);
+
+  int indexOfByte(byte[] a, byte b);
+
+  int countNulls(Object[] a);
+
+  int indexOfRef(Object[] a, Object x);
 }

@@ -16,7 +16,8 @@ package kernels;
  * <ul>
  *   <li>strip-mined (one poll per 4096 iterations; the inner loop stays a clean counted loop):
  *       addArrays, scaleFloats, sumInts, dotLongs, hashBytes, addArraysDown (counting down), the
- *       innermost loops of matMul;
+ *       innermost loops of matMul, and three that C2 does not vectorize: indexOfByte (returns from
+ *       the loop), countNulls and indexOfRef (reference arrays);
  *   <li>countdown with its own back-edge (one poll per 1024 passes; the body only branches out of
  *       the loop): listWalk (not counted), sumIntList (the bound is a field);
  *   <li>countdown with a single back-edge: stateMachine (switch in the body);
@@ -199,5 +200,39 @@ public final class LoopKernels implements Kernels {
       s += list.data[i];
     }
     return s;
+  }
+
+  /** A search that returns from inside the loop (String.indexOf's shape): not vectorized. */
+  @Override
+  public int indexOfByte(byte[] a, byte b) {
+    for (int i = 0; i < a.length; i++) {
+      if (a[i] == b) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** A walk over a reference array (a collection's backing array): not vectorized. */
+  @Override
+  public int countNulls(Object[] a) {
+    int n = 0;
+    for (Object o : a) {
+      if (o == null) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** A search by identity over a reference array (ArrayList.indexOf's shape): not vectorized. */
+  @Override
+  public int indexOfRef(Object[] a, Object x) {
+    for (int i = 0; i < a.length; i++) {
+      if (a[i] == x) {
+        return i;
+      }
+    }
+    return -1;
   }
 }

@@ -97,6 +97,9 @@ public final class PreemptionDelay {
           () -> sink = k.collatz(KernelInputs.COLLATZ_FROM, KernelInputs.COLLATZ_COUNT);
       case "addArraysDown" -> () -> k.addArraysDown(in.a, in.b, in.c);
       case "sumIntList" -> () -> sink = k.sumIntList(in.list);
+      case "indexOfByte" -> () -> sink = k.indexOfByte(in.text, KernelInputs.ABSENT);
+      case "countNulls" -> () -> sink = k.countNulls(in.refs);
+      case "indexOfRef" -> () -> sink = k.indexOfRef(in.refs, in);
       default -> throw new IllegalArgumentException("no kernel " + name);
     };
   }

@@ -159,4 +159,19 @@ public class LoopPollBenchmark {
   public int sumIntList() {
     return k.sumIntList(in.list);
   }
+
+  @Benchmark
+  public int indexOfByte() {
+    return k.indexOfByte(text, KernelInputs.ABSENT);
+  }
+
+  @Benchmark
+  public int countNulls() {
+    return k.countNulls(in.refs);
+  }
+
+  @Benchmark
+  public int indexOfRef() {
+    return k.indexOfRef(in.refs, in);
+  }
 }
