@@ -67,26 +67,25 @@ import java.util.BitSet;
  *
  * <h2>Array loops</h2>
  *
- * The check is a volatile load and a branch on every pass, where PollInjector would count down
- * or strip-mine, and in a loop that C2 would vectorize that costs several times over (2.5x to
- * 6.1x on the loop kernels that read and write arrays: BENCHMARKS.md, 'Early polls'), because
- * the barrier and the branch turn SuperWord off (agent-notes §3.2). Loops that C2 does not
- * vectorize pay too, against their placed polls: a search that returns from its loop 1.8x
- * (indexOfByte), the same over a reference array 3.1x (indexOfRef), the lexer's switch 1.6x
- * (BENCHMARKS.md, 'Array loops that do not vectorize'). Such a class would run that slowly until
- * its rewrite, and in a process that is never quiet that is for good. So a method with a loop
- * whose bytes, from its head to its backward branch, hold an array load or store and
- * no invoke instruction is not patched. {@link #patch(byte[])} then answers null, and the class
- * is rewritten at load, placed polls and all; {@link #patch(byte[], BitSet)}, the agent's, leaves
- * that method as it is, names it, and patches the others, and the injector gives the named
- * methods their placed polls, the rest of the class copied (PollInjector's deferredPolls). On
- * Spring Boot's start-up 48 of the 784 classes with loops have such a method. Rewriting those 48
- * whole at load cost the start 0.1 to 0.3 s more than patching all their methods (two runs of
- * ten start-ups); rewriting their array methods alone saves 0.05 to 0.1 s of that (BENCHMARKS.md,
- * 'Array loops by method'). Leaving to the rewrite only the loops that may vectorize (javac's
- * counted shape over primitive arrays, with no other way out), 9 of those 48 classes, saved that
- * start about 0.1 s of CPU: not kept, for the costs above ('Array loops that do not vectorize').
- * Of the loop kernels, those it leaves to the early form touch no
+ * The check is a volatile load and a branch on every pass, where PollInjector would count down or
+ * strip-mine, and in a loop that C2 would vectorize that costs several times over (2.5x to 6.1x on
+ * the loop kernels that read and write arrays: BENCHMARKS.md, 'Early polls'), because the barrier
+ * and the branch turn SuperWord off (agent-notes §3.2). Loops that C2 does not vectorize pay too,
+ * against their placed polls: a search that returns from its loop 1.8x (indexOfByte), the same over
+ * a reference array 3.1x (indexOfRef), the lexer's switch 1.6x (BENCHMARKS.md, 'Array loops that do
+ * not vectorize'). Such a class would run that slowly until its rewrite, and in a process that is
+ * never quiet that is for good. So a method with a loop whose bytes, from its head to its backward
+ * branch, hold an array load or store and no invoke instruction is not patched. {@link
+ * #patch(byte[])} then answers null, and the class is rewritten at load, placed polls and all;
+ * {@link #patch(byte[], BitSet)}, the agent's, leaves that method as it is, names it, and patches
+ * the others, and the injector gives the named methods their placed polls, the rest of the class
+ * copied (PollInjector's deferredPolls). On Spring Boot's start-up 48 of the 784 classes with loops
+ * have such a method. Rewriting those 48 whole at load cost the start 0.1 to 0.3 s more than
+ * patching all their methods (two runs of ten start-ups); rewriting their array methods alone saves
+ * 0.05 to 0.1 s of that (BENCHMARKS.md, 'Array loops by method'). Leaving to the rewrite only the
+ * loops that may vectorize (javac's counted shape over primitive arrays, with no other way out), 9
+ * of those 48 classes, saved that start about 0.1 s of CPU: not kept, for the costs above ('Array
+ * loops that do not vectorize'). Of the loop kernels, those it leaves to the early form touch no
  * array and cost about what their placed polls cost (listWalk 0.91x, collatz 1.04x); a loop that
  * calls pays the check beside its calls until its rewrite (the kernels have none that the rule
  * would leave alone).
