@@ -29,11 +29,17 @@ def rounds(spec):
     path, _, rename = spec.partition(":")
     old, _, new = rename.partition("=")
     rows = []
-    for line in open(path):
+    try:
+        lines = open(path).readlines()
+    except OSError as e:
+        sys.exit("spring-bench-pool.py: cannot read %s: %s" % (path, e.strerror))
+    for line in lines:
         m = LINE.match(line)
         if m:
             rows.append((m.group(1).strip(), [float(x) for x in m.groups()[1:]]))
     n = len(dict.fromkeys(mode for mode, _ in rows))  # modes per round, before any rename
+    if n == 0:
+        return []
     out = []
     for r in range(0, len(rows) // n * n, n):
         one = dict(rows[r:r + n])
