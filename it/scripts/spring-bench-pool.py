@@ -9,7 +9,8 @@ rounds pooled: the median of the paired start-up differences and of the paired c
 beside-CPU ratios, each with its quartiles; the ratio of the pooled medians; and the same paired
 medians run by run. A round whose JDK child or whose child of that mode is missing is skipped.
 A file may be followed by ':FROM=TO' to pool its mode FROM as TO (and leave out that file's own
-TO): the same build run as SpringBench's "baseline agent" beside another, say.
+TO): the same build run as SpringBench's "baseline agent" beside another, say. Rounds run with
+-Dspring.bench.steady=N add a line for the steady phase, over the rounds that have it.
 
 Usage: java -cp <it's test class path> example.servers.SpringBench <agent jar> 12 | tee run1.txt
        it/scripts/spring-bench-pool.py run1.txt run2.txt 'run3.txt:baseline agent=gmp4j agent'
@@ -19,7 +20,7 @@ import statistics
 import sys
 
 LINE = re.compile(r"^(.*?)\s+start-up\s+(\d+) ms .*?cold\s+(\d+)/s .*?warm\s+(\d+)/s"
-                  r" .*?light p99\s+([\d.]+) ms")
+                  r" .*?light p99\s+([\d.]+) ms(?:.*?\| steady\s+(\d+)/s)?")
 JDK = "JDK default"
 KEYS = ("start-up", "cold", "warm", "beside CPU")
 
@@ -36,7 +37,7 @@ def rounds(spec):
     for line in lines:
         m = LINE.match(line)
         if m:
-            rows.append((m.group(1).strip(), [float(x) for x in m.groups()[1:]]))
+            rows.append((m.group(1).strip(), [float(x) if x else None for x in m.groups()[1:]]))
     n = len(dict.fromkeys(mode for mode, _ in rows))  # modes per round, before any rename
     if n == 0:
         return []
@@ -81,6 +82,11 @@ def main():
         b = [statistics.median(x[1][i] for x in pooled) for i in range(4)]
         print("  ratio of the medians: start-up %+.0f ms, cold %.2fx, warm %.2fx, beside CPU %.2fx"
               % (a[0] - b[0], a[1] / b[1], a[2] / b[2], a[3] / b[3]))
+        steady = [(a[4], b[4]) for a, b in pooled if a[4] and b[4]]
+        if steady:
+            print("  steady phase, %d rounds: paired %s, ratio of the medians %.2fx" % (
+                len(steady), cell([a / b for a, b in steady], 1),
+                statistics.median(a for a, _ in steady) / statistics.median(b for _, b in steady)))
         for path, rs in runs:
             q = paired([(r[mode], r[JDK]) for r in rs if mode in r and JDK in r])
             if q:

@@ -21,7 +21,9 @@ import java.util.function.ToDoubleFunction;
  *   <li>cold: the first {@link #COLD} light requests, closed loop at {@link #CONCURRENCY};
  *   <li>warm: the next {@link #WARM} (the cold ones, more than 3,000, were the warm-up);
  *   <li>beside CPU: light requests closed loop at {@link #CONCURRENCY} for {@link #BESIDE} while
- *       {@link #CPU} CPU requests stay in flight (4 per carrier on 2 cores).
+ *       {@link #CPU} CPU requests stay in flight (4 per carrier on 2 cores);
+ *   <li>steady, only with {@code -Dspring.bench.steady=N}: N more light requests not measured,
+ *       then {@link #WARM} measured ({@link #STEADY}).
  * </ol>
  *
  * <p>Before the first round, one child without the agent warms this JVM's load client and is not
@@ -47,6 +49,16 @@ public final class SpringBench {
   static final Duration BESIDE = Duration.ofSeconds(8);
 
   /**
+   * With {@code -Dspring.bench.steady=N} (N &gt; 0), a fifth phase after the others: N light
+   * requests of more warm-up, not measured, then {@link #WARM} measured. The warm phase is still
+   * the JIT's warm-up: on two CPUs with one C2 thread, Spring's {@code DispatcherServlet
+   * .doDispatch} reached tier 4 after more than 40,000 requests (BENCHMARKS.md, 'Where the warm
+   * gap goes'); this is the rate once that is done. Last, so the first four phases stay as they
+   * were and rounds with and without it pool.
+   */
+  static final int STEADY = Integer.getInteger("spring.bench.steady", 0);
+
+  /**
    * The configurations, in the order of the table's columns; the fourth, another agent jar
    * without options, only with a baseline ({@code -Dspring.bench.baseline=jar}).
    */
@@ -61,24 +73,30 @@ public final class SpringBench {
       double firstOkMs,
       LoadClient.Result cold,
       LoadClient.Result warm,
-      LoadClient.Result beside) {
+      LoadClient.Result beside,
+      LoadClient.Result steady) {
     @Override
     public String toString() {
       return String.format(
-          "%-26s start-up %5.0f ms (first 200 at %5.0f ms) | cold %5.0f/s p99"
-              + " %6.1f ms | warm %5.0f/s p99 %6.1f ms | beside CPU: light p99 %7.1f ms, CPU p50"
-              + " %5.0f ms (%d done) | failed %d",
-          MODES[mode],
-          startupMs,
-          firstOkMs,
-          cold.throughput(),
-          cold.lightMs(99),
-          warm.throughput(),
-          warm.lightMs(99),
-          beside.lightMs(99),
-          beside.cpuMs(50),
-          beside.cpuOk(),
-          cold.lightFailed() + warm.lightFailed() + beside.lightFailed() + beside.cpuFailed());
+              "%-26s start-up %5.0f ms (first 200 at %5.0f ms) | cold %5.0f/s p99"
+                  + " %6.1f ms | warm %5.0f/s p99 %6.1f ms | beside CPU: light p99 %7.1f ms, CPU p50"
+                  + " %5.0f ms (%d done) | failed %d",
+              MODES[mode],
+              startupMs,
+              firstOkMs,
+              cold.throughput(),
+              cold.lightMs(99),
+              warm.throughput(),
+              warm.lightMs(99),
+              beside.lightMs(99),
+              beside.cpuMs(50),
+              beside.cpuOk(),
+              cold.lightFailed() + warm.lightFailed() + beside.lightFailed() + beside.cpuFailed())
+          + (steady == null
+              ? ""
+              : String.format(
+                  " | steady %5.0f/s p99 %6.1f ms, failed %d",
+                  steady.throughput(), steady.lightMs(99), steady.lightFailed()));
     }
   }
 
@@ -163,7 +181,12 @@ public final class SpringBench {
       LoadClient.Result cold = client.closed(CONCURRENCY, COLD, bound, 0);
       LoadClient.Result warm = client.closed(CONCURRENCY, WARM, bound, 0);
       LoadClient.Result beside = client.closed(CONCURRENCY, Long.MAX_VALUE, BESIDE, CPU);
-      return new Run(mode, startup, firstOk, cold, warm, beside);
+      LoadClient.Result steady = null;
+      if (STEADY > 0) {
+        client.closed(CONCURRENCY, STEADY, Duration.ofSeconds(300), 0);
+        steady = client.closed(CONCURRENCY, WARM, bound, 0);
+      }
+      return new Run(mode, startup, firstOk, cold, warm, beside, steady);
     }
   }
 
@@ -232,6 +255,23 @@ public final class SpringBench {
     row(t, runs, "light-only p99, next 10,000, ms", "%.1f", r -> r.warm().lightMs(99), false);
     row(t, runs, "light p99 beside 8 CPU requests, ms", "%.0f", r -> r.beside().lightMs(99), false);
     row(t, runs, "CPU request p50 beside light load, ms", "%.0f", r -> r.beside().cpuMs(50), false);
+    if (runs.stream().allMatch(r -> r.steady() != null)) {
+      String after = String.format("%,d", STEADY);
+      row(
+          t,
+          runs,
+          "light-only throughput, 10,000 after " + after + " more, req/s",
+          "%.0f",
+          r -> r.steady().throughput(),
+          false);
+      row(
+          t,
+          runs,
+          "light-only p99, 10,000 after " + after + " more, ms",
+          "%.1f",
+          r -> r.steady().lightMs(99),
+          false);
+    }
     return t.toString();
   }
 

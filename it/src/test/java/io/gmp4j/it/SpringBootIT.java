@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Timeout;
  * <p>{@code -Dspring.bench} instead runs {@link SpringBench}: rounds of the JDK, the agent and
  * the agent with {@code asyncpreemptoff=1}, and prints the table of BENCHMARKS.md ({@code
  * -Dspring.bench.rounds}, default 3; {@code -Dspring.bench.baseline=jar} adds that agent jar as a
- * fourth mode, to measure a change to the agent against the agent before it).
+ * fourth mode, to measure a change to the agent against the agent before it; {@code
+ * -Dspring.bench.steady=N} adds a phase once the JIT has settled, {@link SpringBench#STEADY}).
  */
 @Timeout(900)
 class SpringBootIT {
