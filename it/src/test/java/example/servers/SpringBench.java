@@ -77,10 +77,11 @@ public final class SpringBench {
       LoadClient.Result steady) {
     @Override
     public String toString() {
-      return String.format(
+      String line =
+          String.format(
               "%-26s start-up %5.0f ms (first 200 at %5.0f ms) | cold %5.0f/s p99"
-                  + " %6.1f ms | warm %5.0f/s p99 %6.1f ms | beside CPU: light p99 %7.1f ms, CPU p50"
-                  + " %5.0f ms (%d done) | failed %d",
+                  + " %6.1f ms | warm %5.0f/s p99 %6.1f ms | beside CPU: light p99 %7.1f ms,"
+                  + " CPU p50 %5.0f ms (%d done) | failed %d",
               MODES[mode],
               startupMs,
               firstOkMs,
@@ -91,12 +92,13 @@ public final class SpringBench {
               beside.lightMs(99),
               beside.cpuMs(50),
               beside.cpuOk(),
-              cold.lightFailed() + warm.lightFailed() + beside.lightFailed() + beside.cpuFailed())
-          + (steady == null
-              ? ""
-              : String.format(
+              cold.lightFailed() + warm.lightFailed() + beside.lightFailed() + beside.cpuFailed());
+      return steady == null
+          ? line
+          : line
+              + String.format(
                   " | steady %5.0f/s p99 %6.1f ms, failed %d",
-                  steady.throughput(), steady.lightMs(99), steady.lightFailed()));
+                  steady.throughput(), steady.lightMs(99), steady.lightFailed());
     }
   }
 
