@@ -20,10 +20,10 @@ import java.util.function.ToDoubleFunction;
  *       "process running for") and the time from the parent's process start to the first 200;
  *   <li>cold: the first {@link #COLD} light requests, closed loop at {@link #CONCURRENCY};
  *   <li>warm: the next {@link #WARM} (the cold ones, more than 3,000, were the warm-up);
- *   <li>beside CPU: light requests closed loop at {@link #CONCURRENCY} for {@link #BESIDE} while
- *       {@link #CPU} CPU requests stay in flight (4 per carrier on 2 cores);
  *   <li>steady, only with {@code -Dspring.bench.steady=N}: N more light requests not measured,
- *       then {@link #WARM} measured ({@link #STEADY}).
+ *       then {@link #WARM} measured ({@link #STEADY});
+ *   <li>beside CPU: light requests closed loop at {@link #CONCURRENCY} for {@link #BESIDE} while
+ *       {@link #CPU} CPU requests stay in flight (4 per carrier on 2 cores).
  * </ol>
  *
  * <p>Before the first round, one child without the agent warms this JVM's load client and is not
@@ -49,12 +49,14 @@ public final class SpringBench {
   static final Duration BESIDE = Duration.ofSeconds(8);
 
   /**
-   * With {@code -Dspring.bench.steady=N} (N &gt; 0), a fifth phase after the others: N light
-   * requests of more warm-up, not measured, then {@link #WARM} measured. The warm phase is still
-   * the JIT's warm-up: on two CPUs with one C2 thread, Spring's {@code DispatcherServlet
-   * .doDispatch} reached tier 4 after more than 40,000 requests (BENCHMARKS.md, 'Where the warm
-   * gap goes'); this is the rate once that is done. Last, so the first four phases stay as they
-   * were and rounds with and without it pool.
+   * With {@code -Dspring.bench.steady=N} (N &gt; 0), a phase after the warm one: N light requests
+   * of more warm-up, not measured, then {@link #WARM} measured. The warm phase is still the JIT's
+   * warm-up: on two CPUs with one C2 thread, Spring's {@code DispatcherServlet.doDispatch} reached
+   * tier 4 after more than 40,000 requests (BENCHMARKS.md, 'Where the warm gap goes'); this is the
+   * rate once that is done. Before the beside-CPU phase, not after it: the JDK's child, whose
+   * carriers the CPU requests hold, still had C2 busy 30,000 light requests after that phase
+   * (BENCHMARKS.md, 'Once the JIT has settled'). So with it the beside-CPU phase comes after more
+   * warm-up, and its rows do not pool with runs without it; the cold and warm ones do.
    */
   static final int STEADY = Integer.getInteger("spring.bench.steady", 0);
 
@@ -182,12 +184,12 @@ public final class SpringBench {
       Duration bound = Duration.ofSeconds(120);
       LoadClient.Result cold = client.closed(CONCURRENCY, COLD, bound, 0);
       LoadClient.Result warm = client.closed(CONCURRENCY, WARM, bound, 0);
-      LoadClient.Result beside = client.closed(CONCURRENCY, Long.MAX_VALUE, BESIDE, CPU);
       LoadClient.Result steady = null;
       if (STEADY > 0) {
         client.closed(CONCURRENCY, STEADY, Duration.ofSeconds(300), 0);
         steady = client.closed(CONCURRENCY, WARM, bound, 0);
       }
+      LoadClient.Result beside = client.closed(CONCURRENCY, Long.MAX_VALUE, BESIDE, CPU);
       return new Run(mode, startup, firstOk, cold, warm, beside, steady);
     }
   }
