@@ -82,11 +82,11 @@ def main():
         b = [statistics.median(x[1][i] for x in pooled) for i in range(4)]
         print("  ratio of the medians: start-up %+.0f ms, cold %.2fx, warm %.2fx, beside CPU %.2fx"
               % (a[0] - b[0], a[1] / b[1], a[2] / b[2], a[3] / b[3]))
-        steady = [(a[4], b[4]) for a, b in pooled if a[4] and b[4]]
+        steady = [(x[0][4], x[1][4]) for x in pooled if x[0][4] and x[1][4]]
         if steady:
             print("  steady phase, %d rounds: paired %s, ratio of the medians %.2fx" % (
-                len(steady), cell([a / b for a, b in steady], 1),
-                statistics.median(a for a, _ in steady) / statistics.median(b for _, b in steady)))
+                len(steady), cell([m / j for m, j in steady], 1),
+                statistics.median(m for m, _ in steady) / statistics.median(j for _, j in steady)))
         for path, rs in runs:
             q = paired([(r[mode], r[JDK]) for r in rs if mode in r and JDK in r])
             if q:
