@@ -439,7 +439,11 @@ final class AgentInstaller {
               + " preempt.retransform)");
       defer = 0;
     }
-    DeferredPolls deferral = defer > 0 ? new DeferredPolls(defer) : null;
+    long deadline =
+        options.get("preempt.deadline") == null
+            ? DeferredPolls.DEFAULT_DEADLINE_NANOS
+            : options.nanos("preempt.deadline");
+    DeferredPolls deferral = defer > 0 ? new DeferredPolls(defer, deadline) : null;
     PreemptPollTransformer.Injector injector =
         PollInjectors.create(
             options.get("preempt.include"),

@@ -31,7 +31,9 @@ import java.util.Set;
  *       used at most a quarter of one CPU ({@value #IDLE_SHARE}: the application is not serving
  *       yet, or between bursts). From then on classes get their placed polls as they load. A
  *       process that is never quiet keeps its early polls: every loop stays preemptible, only
- *       slower where the placed polls would strip-mine it. (Until the early polls, a deferred
+ *       slower where the placed polls would count down, but for the array loops without calls,
+ *       whose classes get their placed polls by a deadline ('The deadline'). (Until the early
+ *       polls, a deferred
  *       class had no poll, so the deferral also ended {@value #MAX_SECONDS} s after premain
  *       whatever the load; that deadline stays only for classes an AOT cache loaded before
  *       premain with {@code preempt.defer} set, which have none.) Why wait for a quiet process: a
@@ -85,9 +87,42 @@ import java.util.Set;
  * <p>What it costs (BENCHMARKS.md, 'Early polls'): the early form is a volatile load and a
  * branch on every pass until the class is retransformed, where the rewrite would count down or
  * strip-mine, so a loop is slower until the first quiet moment, or for good in a process that
- * is never quiet (a loop that C2 would vectorize, an array loop without calls, takes its placed
- * polls at load: 'Array loops' in the injector's EarlyPolls); and the retransformation, at a
- * quiet moment, costs the recompilation of what the classes had compiled.
+ * is never quiet (but an array loop without calls: 'The deadline'); and the retransformation,
+ * at a quiet moment, costs the recompilation of what the classes had compiled.
+ *
+ * <h2>The deadline</h2>
+ *
+ * A loop that reads or writes an array and calls nothing pays most for the early form: 2.5x to
+ * 6.1x its placed polls where C2 would vectorize it, 1.5x to 3x in the searches and switches it
+ * does not ('Array loops' in the injector's EarlyPolls). So such a loop must not keep the early
+ * form for good in a process that is never quiet. Until issue 17's last start-up change its
+ * method got its placed polls at load, from the rewrite of that method alone; on the Spring Boot
+ * app that was 48 to 61 classes of the 790 with loops, rewritten by ASM and the injector while
+ * both were still interpreted, and their compilation by C1 beside the application's own.
+ * Now such a class is deferred like the others, with the early check in its array loops too,
+ * and told apart ({@link #defer}'s {@code arrayLoops}), until {@code preempt.deadline}
+ * ({@link #DEFAULT_DEADLINE_NANOS}, 60 s after premain, by default):
+ *
+ * <ul>
+ *   <li>A quiet moment before the deadline ends the deferral of every class, these included
+ *       (step 2).
+ *   <li>At the deadline, if the process has not been quiet, gmp4j-defer retransforms these
+ *       classes alone ({@link #endArrays}), in batches as in step 3 with the 'Running classes'
+ *       look, each batch waiting for an idle moment for {@value #DEADLINE_GATE_LOOKS} of step 3's
+ *       looks at most, and prints its own line with {@code preempt.report=1} ({@code gmp4j:
+ *       preempt.defer: 61 classes with array loops, at the deadline (60000 ms), in ...}); {@code
+ *       gmp4j.retransform} still says {@code deferring}. The other classes stay deferred until a
+ *       quiet moment.
+ *   <li>After it, such a class loads with its array methods' placed polls, as before.
+ * </ul>
+ *
+ * What it buys and costs on the Spring Boot app (BENCHMARKS.md, 'Array loops deferred, with a
+ * deadline'): start-up about 0.2 s shorter; the server's CPU per request, warm, the same as with
+ * the placed polls in those loops (the framework's array loops are short: a parsed header, a
+ * JSON string); and a busy process's retransformation of those 61 classes at the deadline, in
+ * which its throughput did not visibly dip. {@code preempt.deadline=0} brings the placed polls
+ * at load back. The deadline is a time after premain rather than after the last class load, so
+ * that an application that loads classes without end still gets there.
  *
  * <p>How this differs from Go: a Go loop is preemptible from its first instruction (asynchronous
  * preemption by signal), and its checks are compiled in once. Here a loop is preemptible from
@@ -131,14 +166,32 @@ final class DeferredPolls implements PollInjector.Deferral {
   /** Step 3's look at the process before each batch, in milliseconds. */
   static final long GATE_MS = 100;
 
+  /**
+   * 'The deadline': how many of step 3's looks a batch waits for an idle process at most (1 s):
+   * the process is busy, or the deadline would not have come first.
+   */
+  static final int DEADLINE_GATE_LOOKS = 10;
+
   /** Step 2's quiet process: it used at most 1/IDLE_SHARE of one CPU over the quiet period. */
   static final long IDLE_SHARE = 4;
 
   /** How long step 3 waits for a deferred class to be defined. */
   static final long DEFINE_WAIT_MS = 2000;
 
+  /**
+   * The deadline when {@code preempt.deadline} is not set ('The deadline'): 60 s after premain,
+   * the same as {@link #MAX_SECONDS}.
+   */
+  static final long DEFAULT_DEADLINE_NANOS = MAX_SECONDS * 1_000_000_000L;
+
   /** The quiet period of step 2, in nanoseconds. Immutable. */
   private final long quietNanos;
+
+  /**
+   * 'The deadline', in nanoseconds after premain; 0: a class with an array loop without calls is
+   * not deferred, its array methods get their placed polls at load. Immutable.
+   */
+  private final long deadlineNanos;
 
   /** When this was built (premain), by System.nanoTime. Immutable. */
   private final long startNanos;
@@ -155,32 +208,68 @@ final class DeferredPolls implements PollInjector.Deferral {
    */
   private boolean withoutPolls;
 
+  /**
+   * True until 'The deadline' passes or {@link #end}, while {@link #defer} takes classes with
+   * early polls in an array loop without calls. Written under the monitor; volatile so that
+   * {@link #deferringArrays} reads it without the monitor.
+   */
+  private volatile boolean deferringArrays;
+
   /** The internal names deferred so far. Guarded by the monitor. */
   private final Set<String> names = new HashSet<>();
+
+  /**
+   * Those of {@link #names} with early polls in an array loop without calls, until 'The
+   * deadline'. Guarded by the monitor.
+   */
+  private final Set<String> arrayNames = new HashSet<>();
 
   /** When the last class was deferred (System.nanoTime). Written under the monitor; volatile. */
   private volatile long lastDeferNanos;
 
-  DeferredPolls(long quietNanos) {
+  DeferredPolls(long quietNanos, long deadlineNanos) {
     this.quietNanos = quietNanos;
+    this.deadlineNanos = deadlineNanos;
+    this.deferringArrays = deadlineNanos > 0;
     this.startNanos = System.nanoTime();
     this.lastDeferNanos = startNanos;
   }
 
   /** Step 1. Any class-loading thread. */
   @Override
-  public boolean defer(ClassLoader loader, String internalClassName) {
+  public boolean defer(ClassLoader loader, String internalClassName, boolean arrayLoops) {
     if (!deferring) {
       return false; // volatile: after the end, no monitor
     }
     synchronized (this) {
-      if (!deferring) {
+      if (!deferring || (arrayLoops && !deferringArrays)) {
         return false;
       }
       names.add(internalClassName);
+      if (arrayLoops) {
+        arrayNames.add(internalClassName);
+      }
       lastDeferNanos = System.nanoTime();
       return true;
     }
+  }
+
+  /** Whether {@link #defer} takes a class with an array loop without calls. Any thread. */
+  @Override
+  public boolean deferringArrays() {
+    return deferringArrays;
+  }
+
+  /**
+   * 'The deadline': the names of the classes deferred with early polls in an array loop without
+   * calls, which are no longer deferred, nor will such classes be. Only on gmp4j-defer.
+   */
+  synchronized Set<String> endArrays() {
+    deferringArrays = false;
+    Set<String> due = new HashSet<>(arrayNames);
+    names.removeAll(due);
+    arrayNames.clear();
+    return due;
   }
 
   /**
@@ -200,6 +289,8 @@ final class DeferredPolls implements PollInjector.Deferral {
   /** Step 2's end: the names deferred, after which no class is. Only on gmp4j-defer. */
   synchronized Set<String> end() {
     deferring = false;
+    deferringArrays = false;
+    arrayNames.clear();
     return new HashSet<>(names);
   }
 
@@ -259,6 +350,7 @@ final class DeferredPolls implements PollInjector.Deferral {
         long period = Math.max(10_000_000L, deferral.quietNanos);
         long t0 = System.nanoTime();
         long cpu0 = processCpuNanos();
+        long deadline = deferral.startNanos + deferral.deadlineNanos;
         for (; ; ) {
           Thread.sleep(period / 1_000_000);
           long now = System.nanoTime();
@@ -267,6 +359,11 @@ final class DeferredPolls implements PollInjector.Deferral {
           boolean cpuQuiet = idle(cpu0, cpu, now - t0);
           if ((loadingQuiet && cpuQuiet) || (now >= max && deferral.withoutPolls())) {
             break;
+          }
+          if (now - deadline >= 0 && deferral.deferringArrays()) {
+            arrayDeadline(deferral.endArrays()); // 'The deadline'
+            now = System.nanoTime(); // its own CPU is not the application's
+            cpu = processCpuNanos();
           }
           t0 = now;
           cpu0 = cpu;
@@ -283,9 +380,38 @@ final class DeferredPolls implements PollInjector.Deferral {
               "gmp4j: preempt.defer: ",
               "deferred at start-up",
               !report,
+              true,
               this)
           .run();
       Coverage.global().earlyRewritten(); // every class it took with early polls: retransformed
+    }
+
+    /**
+     * 'The deadline': retransforms {@code due}, the classes deferred with early polls in an
+     * array loop without calls, while the rest stay deferred; each batch waits for an idle
+     * moment as at the end, but for {@value #DEADLINE_GATE_LOOKS} looks at most.
+     */
+    private void arrayDeadline(Set<String> due) throws InterruptedException {
+      if (due.isEmpty()) {
+        return;
+      }
+      awaitDefined(due);
+      new Retransformer(
+              inst,
+              transformer,
+              due,
+              "gmp4j: preempt.defer: ",
+              "with array loops, at the deadline (" + deferral.deadlineNanos / 1_000_000 + " ms)",
+              !report,
+              false,
+              new Retransformer.Gate() {
+                @Override
+                public void await() throws InterruptedException {
+                  awaitIdle(DEADLINE_GATE_LOOKS);
+                }
+              })
+          .run();
+      Coverage.global().earlyRewritten(due.size());
     }
 
     /**
@@ -305,7 +431,15 @@ final class DeferredPolls implements PollInjector.Deferral {
      */
     @Override
     public void await() throws InterruptedException {
-      for (; ; ) {
+      awaitIdle(Integer.MAX_VALUE);
+    }
+
+    /**
+     * Returns once the process was idle over {@value #GATE_MS} ms, this thread asleep, or after
+     * {@code looks} such periods that were not.
+     */
+    private static void awaitIdle(int looks) throws InterruptedException {
+      for (int i = 0; i < looks; i++) {
         long t0 = System.nanoTime();
         long cpu0 = processCpuNanos();
         Thread.sleep(GATE_MS);

@@ -137,6 +137,12 @@ final class Retransformer implements Runnable {
   /** Whether the summary and progress lines are left out of stderr (AgentState has them). */
   private final boolean quiet;
 
+  /**
+   * Whether progress and the summary go to {@code gmp4j.retransform} (AgentState): false for the
+   * deferral's pass at its deadline, after which the property still says {@code deferring}.
+   */
+  private final boolean publishes;
+
   /** Waited on before each batch (null: none); see {@link Gate}. */
   private final Gate gate;
 
@@ -158,6 +164,7 @@ final class Retransformer implements Runnable {
       String prefix,
       String origin,
       boolean quiet,
+      boolean publishes,
       Gate gate) {
     this.inst = inst;
     this.transformer = transformer;
@@ -165,6 +172,7 @@ final class Retransformer implements Runnable {
     this.prefix = prefix;
     this.origin = origin;
     this.quiet = quiet;
+    this.publishes = publishes;
     this.gate = gate;
   }
 
@@ -181,7 +189,7 @@ final class Retransformer implements Runnable {
       Thread t =
           new Thread(
               new Retransformer(
-                  inst, transformer, only, "gmp4j: retransform: ", origin, false, null),
+                  inst, transformer, only, "gmp4j: retransform: ", origin, false, true, null),
               "gmp4j-retransform");
       t.setDaemon(true);
       t.start();
@@ -203,7 +211,9 @@ final class Retransformer implements Runnable {
       if (!quiet) {
         Stderr.line(summary);
       }
-      AgentState.publish(AgentState.RETRANSFORM, "done " + summary);
+      if (publishes) {
+        AgentState.publish(AgentState.RETRANSFORM, "done " + summary);
+      }
     } catch (Throwable t) {
       String line =
           prefix
@@ -211,7 +221,9 @@ final class Retransformer implements Runnable {
               + Stderr.describe(t)
               + "; the classes not done yet keep running without polls";
       Stderr.line(line);
-      AgentState.publish(AgentState.RETRANSFORM, "done " + line);
+      if (publishes) {
+        AgentState.publish(AgentState.RETRANSFORM, "done " + line);
+      }
     }
   }
 
@@ -430,7 +442,9 @@ final class Retransformer implements Runnable {
           files.remove(c);
         }
         done += now.size();
-        AgentState.publish(AgentState.RETRANSFORM, "running " + done + "/" + total);
+        if (publishes) {
+          AgentState.publish(AgentState.RETRANSFORM, "running " + done + "/" + total);
+        }
         long t = System.nanoTime();
         if (t - lastProgress >= PROGRESS_MS * 1_000_000L && done < total && !quiet) {
           lastProgress = t;

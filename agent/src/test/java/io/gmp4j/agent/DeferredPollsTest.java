@@ -18,15 +18,42 @@ class DeferredPollsTest {
 
   @Test
   void takesClassesUntilItsEndAndNoneAfter() {
-    DeferredPolls d = new DeferredPolls(1_000_000);
-    assertTrue(d.defer(app, "com/acme/A"));
-    assertTrue(d.defer(app, "com/acme/B"));
+    DeferredPolls d = new DeferredPolls(1_000_000, DeferredPolls.DEFAULT_DEADLINE_NANOS);
+    assertTrue(d.defer(app, "com/acme/A", false));
+    assertTrue(d.defer(app, "com/acme/B", false));
     assertTrue(d.deferring());
     assertEquals(Set.of("com/acme/A", "com/acme/B"), d.end());
     assertFalse(d.deferring());
-    assertFalse(d.defer(app, "com/acme/C"));
+    assertFalse(d.defer(app, "com/acme/C", false));
     assertEquals(Set.of("com/acme/A", "com/acme/B"), d.end());
     assertFalse(d.withoutPolls()); // each had early polls: no deadline
+  }
+
+  /**
+   * 'The deadline': classes with early polls in an array loop without calls are taken until it,
+   * and its end hands over those alone; the others stay deferred, and after it such a class is
+   * declined (its array methods get their placed polls at load) while the others are still
+   * taken. With a deadline of 0 none is ever taken.
+   */
+  @Test
+  void classesWithArrayLoopsAreTakenUntilTheDeadline() {
+    DeferredPolls d = new DeferredPolls(1_000_000, DeferredPolls.DEFAULT_DEADLINE_NANOS);
+    assertTrue(d.deferringArrays());
+    assertTrue(d.defer(app, "com/acme/Calls", false));
+    assertTrue(d.defer(app, "com/acme/Arrays", true));
+    assertEquals(Set.of("com/acme/Arrays"), d.endArrays());
+    assertFalse(d.deferringArrays());
+    assertTrue(d.deferring());
+    assertFalse(d.defer(app, "com/acme/MoreArrays", true));
+    assertTrue(d.defer(app, "com/acme/MoreCalls", false));
+    assertEquals(Set.of(), d.endArrays());
+    assertEquals(Set.of("com/acme/Calls", "com/acme/MoreCalls"), d.end());
+
+    DeferredPolls atLoad = new DeferredPolls(1_000_000, 0);
+    assertFalse(atLoad.deferringArrays());
+    assertFalse(atLoad.defer(app, "com/acme/Arrays", true));
+    assertTrue(atLoad.defer(app, "com/acme/Calls", false));
+    assertEquals(Set.of("com/acme/Calls"), atLoad.end());
   }
 
   /**
@@ -36,7 +63,7 @@ class DeferredPollsTest {
    */
   @Test
   void classesWithoutEarlyPollsBringTheDeadline() {
-    DeferredPolls d = new DeferredPolls(1_000_000);
+    DeferredPolls d = new DeferredPolls(1_000_000, DeferredPolls.DEFAULT_DEADLINE_NANOS);
     d.deferAll(Set.of());
     assertFalse(d.withoutPolls());
     d.deferAll(Set.of("com/acme/Cached"));
@@ -53,7 +80,7 @@ class DeferredPollsTest {
   @Timeout(60)
   void aClassIsEitherInTheEndsSetOrDeclined() throws Exception {
     for (int round = 0; round < 200; round++) {
-      DeferredPolls d = new DeferredPolls(1_000_000);
+      DeferredPolls d = new DeferredPolls(1_000_000, DeferredPolls.DEFAULT_DEADLINE_NANOS);
       int threads = 4;
       List<List<String>> taken = new ArrayList<>();
       CountDownLatch go = new CountDownLatch(1);
@@ -73,7 +100,7 @@ class DeferredPollsTest {
                       }
                       for (int i = 0; i < 500; i++) {
                         String name = "com/acme/C" + next.getAndIncrement();
-                        if (d.defer(app, name)) {
+                        if (d.defer(app, name, i % 3 == 0)) {
                           mine.add(name);
                         }
                       }

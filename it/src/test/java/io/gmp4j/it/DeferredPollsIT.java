@@ -3,6 +3,7 @@ package io.gmp4j.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import example.apps.ArrayDeadline;
 import example.apps.AttachWorkload;
 import example.apps.BusyThenQuiet;
 import example.apps.RunningClasses;
@@ -97,6 +98,36 @@ class DeferredPollsIT {
     assertTrue(m.find(), r.toString());
     assertTrue(Integer.parseInt(m.group(2)) >= 1, r.toString()); // BusyThenQuiet at least
   }
+
+  /**
+   * 'The deadline' in the agent's DeferredPolls: a process that is never quiet gets the placed
+   * polls of its array loops at {@code preempt.deadline} (1 s here), on a line of its own, while
+   * {@code gmp4j.retransform} still says {@code deferring} and its other loops keep their early
+   * polls (the exit line counts them as still to come). The scanner computed the same before
+   * and after its rewrite.
+   */
+  @Test
+  void aBusyProcessGetsThePlacedPollsOfItsArrayLoopsAtTheDeadline() throws Exception {
+    ChildJvm.Result r =
+        ChildJvm.withAgent(
+            "preempt.deadline=1s,preempt.report=1", ArrayDeadline.class, STEP, "5000", "4000");
+    assertEquals(0, r.exit(), r.toString());
+    Matcher m = DEADLINE.matcher(r.err());
+    assertTrue(m.find(), r.toString());
+    System.out.println("DeferredPollsIT deadline: " + m.group() + "; busy=" + r.value("busy"));
+    assertTrue(Integer.parseInt(m.group(2)) >= 1, r.toString()); // ArrayDeadline$Scanner
+    assertEquals("deferring", r.value("busy"), r.toString());
+    assertTrue(!SUMMARY.matcher(r.err()).find(), r.toString()); // never quiet: no end
+    assertTrue(r.err().contains("with early polls, placed polls to come"), r.toString());
+    assertEquals(1, r.value("sums").split(",").length, r.toString());
+    assertTrue(Long.parseLong(r.value("calls")) >= 100, r.toString());
+    assertTrue(r.err().lines().noneMatch(l -> l.contains("Error")), r.toString());
+  }
+
+  private static final Pattern DEADLINE =
+      Pattern.compile(
+          "gmp4j: preempt\\.defer: (\\d+) class(?:es)? with array loops, at the deadline"
+              + " \\(1000 ms\\), in \\d+ ms: (\\d+) given polls");
 
   /**
    * 'Running classes' in the agent's Retransformer: when the deferral ends, a class that a

@@ -52,6 +52,12 @@ public final class Config {
             + " have been quiet that long (default 1s; off with preempt.cache or"
             + " preempt.prologue); 0 or off: placed polls as they load");
     KEYS.put(
+        "preempt.deadline",
+        "a duration such as 60s: while preempt.defer holds the placed polls back, the longest a"
+            + " busy process runs the early polls of a loop that reads or writes an array and"
+            + " calls nothing, which cost up to several times its placed polls (default 60s);"
+            + " 0 or off: those get their placed polls as they load");
+    KEYS.put(
         "preempt.jit",
         "c1 (the default: a compiler directive keeps C2 off the agent's own class rewriting, for a"
             + " faster start) or c2 (the JVM compiles it as it would any code)");
@@ -166,7 +172,7 @@ public final class Config {
         case "timeslice" -> {
           return parseDuration(v) + "ns";
         }
-        case "preempt.handoff", "flightrecorder.latency", "preempt.defer" -> {
+        case "preempt.handoff", "flightrecorder.latency", "preempt.defer", "preempt.deadline" -> {
           return v.equals("0") || v.equalsIgnoreCase("off") ? "off" : parseDuration(v) + "ns";
         }
         case "flightrecorder" -> {

@@ -18,6 +18,26 @@ class ConfigTest {
     assertEquals("off", Config.check("preempt.handoff", "0"));
   }
 
+  /**
+   * The agent's deferral deadline for array loops (its DeferredPolls, 'The deadline'): a
+   * duration, or 0 or off for none deferred; the normal form is a fixed point.
+   */
+  @Test
+  void deadlineTakesADurationOrOff() {
+    assertEquals("60000000000ns", Config.check("preempt.deadline", "60s"));
+    assertEquals("off", Config.check("preempt.deadline", "0"));
+    assertEquals("off", Config.check("preempt.deadline", "off"));
+    for (String v : new String[] {"60s", "0", "500ms"}) {
+      String once = Config.check("preempt.deadline", v);
+      assertEquals(once, Config.check("preempt.deadline", once), v);
+    }
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> Config.check("preempt.deadline", "1m"));
+    assertTrue(
+        e.getMessage().startsWith("gmp4j: bad value \"1m\" for option preempt.deadline: want"),
+        e.getMessage());
+  }
+
   /** The agent validates, normalises and writes back; the runtime checks the value again. */
   @Test
   void handoffNormalFormIsAFixedPoint() {

@@ -257,6 +257,14 @@ public final class Coverage {
     early.reset();
   }
 
+  /**
+   * {@code n} of the classes {@link #earlyPolls} counted were retransformed or kept, the others
+   * still wait: the deferral's pass at its deadline (the agent's DeferredPolls, 'The deadline').
+   */
+  public void earlyRewritten(long n) {
+    early.add(-n);
+  }
+
   /** Classes with early polls awaiting their rewrite. */
   public long early() {
     return early.sum();

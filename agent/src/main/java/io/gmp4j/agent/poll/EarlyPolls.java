@@ -77,10 +77,10 @@ import java.util.BitSet;
  * never quiet that is for good. So a method with a loop whose bytes, from its head to its backward
  * branch, hold an array load or store and no invoke instruction is not patched. {@link
  * #patch(byte[])} then answers null, and the class is rewritten at load, placed polls and all;
- * {@link #patch(byte[], BitSet)}, the agent's, leaves that method as it is, names it, and patches
- * the others, and the injector gives the named methods their placed polls, the rest of the class
- * copied (PollInjector's deferredPolls). On Spring Boot's start-up 48 of the 784 classes with loops
- * have such a method. Rewriting those 48 whole at load cost the start 0.1 to 0.3 s more than
+ * {@link #patch(byte[], BitSet)} leaves that method as it is, names it, and patches the others,
+ * and the injector gives the named methods their placed polls, the rest of the class copied
+ * (PollInjector's deferredPolls). On Spring Boot's start-up 48 of the 784 classes with loops have
+ * such a method. Rewriting those 48 whole at load cost the start 0.1 to 0.3 s more than
  * patching all their methods (two runs of ten start-ups); rewriting their array methods alone saves
  * 0.05 to 0.1 s of that (BENCHMARKS.md, 'Array loops by method'). Leaving to the rewrite only the
  * loops that may vectorize (javac's counted shape over primitive arrays, with no other way out), 9
@@ -89,6 +89,13 @@ import java.util.BitSet;
  * array and cost about what their placed polls cost (listWalk 0.91x, collatz 1.04x); a loop that
  * calls pays the check beside its calls until its rewrite (the kernels have none that the rule
  * would leave alone).
+ *
+ * <p>The agent's deferral now takes those methods with the early form too, {@link
+ * #patch(byte[], BitSet, boolean)} naming them, and gives them their placed polls at a quiet
+ * moment or by a deadline, whichever comes first ('The deadline' in the agent's DeferredPolls):
+ * what the placed polls buy there is measured in seconds of a busy process's life, and their
+ * rewrite at load cost start-up about 0.2 s. After the deadline, a class with such a method
+ * loads as above.
  *
  * <p>Go has it the other way round: its compiler puts a check in every loop from the start, and
  * since Go 1.14 a signal preempts a loop with none. The JVM has neither, so a loop is
@@ -146,8 +153,18 @@ final class EarlyPolls {
    * classfile} itself when no other method changed.
    */
   static byte[] patch(byte[] classfile, BitSet arrayMethods) {
+    return patch(classfile, arrayMethods, false);
+  }
+
+  /**
+   * As {@link #patch(byte[], BitSet)}; with {@code patchArrays}, a method with an array loop
+   * without calls is patched like the others and still named in {@code arrayMethods}: the
+   * deferral's early form for it, until its deadline ('Array loops' and, in the agent's
+   * DeferredPolls, 'The deadline').
+   */
+  static byte[] patch(byte[] classfile, BitSet arrayMethods, boolean patchArrays) {
     try {
-      return new Patch(classfile, false, arrayMethods).run();
+      return new Patch(classfile, patchArrays, arrayMethods).run();
     } catch (RuntimeException cannot) { // Unpatchable, or a truncated file
       return null;
     }
@@ -177,12 +194,16 @@ final class EarlyPolls {
     /** Whether the class declares frames: version 50 and up (PollInjector, 'Old class files'). */
     private boolean framed;
 
-    /** Whether array loops without calls are patched ('Array loops'); false but in tests. */
+    /**
+     * Whether array loops without calls are patched ('Array loops'): for the deferral until its
+     * deadline, and in tests.
+     */
     private final boolean arrayLoops;
 
     /**
-     * Where a method with an array loop without calls is left unpatched, by index (null: such a
-     * method refuses the whole class); see {@link EarlyPolls#patch(byte[], BitSet)}.
+     * Where a method with an array loop without calls is named, by index, and left unpatched
+     * unless {@link #arrayLoops} (null: such a method refuses the whole class unless {@link
+     * #arrayLoops}); see {@link EarlyPolls#patch(byte[], BitSet, boolean)}.
      */
     private final BitSet arrayMethods;
 
@@ -320,6 +341,26 @@ final class EarlyPolls {
       return true;
     }
 
+    /**
+     * Whether a loop of the method whose code starts at {@code start} holds an array load or
+     * store between its head and its backward branch, and no invoke instruction ('Array loops').
+     * {@code mine} is scratch space.
+     */
+    private boolean arrayLoop(int start, BitSet edges, BitSet arrays, BitSet invokes, BitSet mine) {
+      for (int pc = edges.nextSetBit(0); pc >= 0; pc = edges.nextSetBit(pc + 1)) {
+        mine.clear();
+        backwardTargets(start, pc, mine);
+        for (int t = mine.nextSetBit(0); t >= 0; t = mine.nextSetBit(t + 1)) {
+          int call = invokes.nextSetBit(t);
+          int array = arrays.nextSetBit(t);
+          if (array >= 0 && array <= pc && (call < 0 || call > pc)) {
+            return true;
+          }
+        }
+      }
+      return false;
+    }
+
     private int skipAttributes(int p) {
       int attributes = u2(b, p);
       p += 2;
@@ -360,19 +401,14 @@ final class EarlyPolls {
         return false;
       }
       BitSet mine = new BitSet(length);
-      for (int pc = edges.nextSetBit(0); !arrayLoops && pc >= 0; pc = edges.nextSetBit(pc + 1)) {
-        mine.clear();
-        backwardTargets(start, pc, mine);
-        for (int t = mine.nextSetBit(0); t >= 0; t = mine.nextSetBit(t + 1)) {
-          int call = invokes.nextSetBit(t);
-          int array = arrays.nextSetBit(t);
-          if (array >= 0 && array <= pc && (call < 0 || call > pc)) { // 'Array loops'
-            if (arrayMethods == null) {
-              throw new Unpatchable("an array loop without calls");
-            }
-            arrayMethods.set(method);
-            return false; // the caller's rewrite polls the method
-          }
+      if ((arrayMethods != null || !arrayLoops)
+          && arrayLoop(start, edges, arrays, invokes, mine)) { // 'Array loops'
+        if (arrayMethods == null) {
+          throw new Unpatchable("an array loop without calls");
+        }
+        arrayMethods.set(method);
+        if (!arrayLoops) {
+          return false; // the caller's rewrite polls the method
         }
       }
       int attributesAt = start + length + 2 + 8 * u2(b, start + length);

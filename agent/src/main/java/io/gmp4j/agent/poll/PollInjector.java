@@ -129,9 +129,10 @@ import net.bytebuddy.jar.asm.Opcodes;
  * during start-up takes it with its early polls ('Early polls' in {@link EarlyPolls}: a check at
  * each loop head, patched into its bytes) and gives it its placed polls later by
  * retransformation ('Deferred polls' in the agent's {@code DeferredPolls}). A method with an
- * array loop without calls, which the patch leaves as it is ('Array loops' in EarlyPolls), gets
- * its placed polls here, from the rewrite of that method alone; a class whose bytes the patch
- * does not handle is rewritten here whole.
+ * array loop without calls ('Array loops' in EarlyPolls) gets the early polls too while the
+ * deferral takes such classes, until its deadline ('The deadline' there); after it, the patch
+ * leaves that method as it is and it gets its placed polls here, from the rewrite of that
+ * method alone. A class whose bytes the patch does not handle is rewritten here whole.
  *
  * <p>Before a rewritten class is returned, {@link FrameCheck} checks the frames of the methods
  * the emitter changed against what the rewritten code computes ('Frame check'); on a mismatch
@@ -331,9 +332,11 @@ public final class PollInjector {
     /**
      * True to load the class with its early polls only ('Early polls' in {@link EarlyPolls}),
      * for a retransformation to give it its placed polls; it is not recorded in Coverage until
-     * then. Any class-loading thread.
+     * then. {@code arrayLoops}: the early polls are in an array loop without calls too ('Array
+     * loops' there), which the deferral takes only while {@link #deferringArrays}. Any
+     * class-loading thread.
      */
-    boolean defer(ClassLoader loader, String internalClassName);
+    boolean defer(ClassLoader loader, String internalClassName, boolean arrayLoops);
 
     /**
      * False once {@link #defer} would answer false for every class; lets the transformer skip
@@ -341,6 +344,14 @@ public final class PollInjector {
      */
     default boolean deferring() {
       return true;
+    }
+
+    /**
+     * Whether {@link #defer} would take a class with early polls in an array loop without
+     * calls; if not, such methods get their placed polls at load. Any thread.
+     */
+    default boolean deferringArrays() {
+      return false;
     }
   }
 
@@ -484,8 +495,12 @@ public final class PollInjector {
     RewriteCache.Outcome o = cache == null ? null : cache.get(classfile);
     if (o == null) {
       if (deferral != null && deferral.deferring()) {
-        byte[] early = deferredPolls(classfile); // null: it cannot, so the rewrite is now
-        if (early != null && deferral.defer(loader, internalClassName)) {
+        boolean arrays = deferral.deferringArrays();
+        BitSet arrayMethods = new BitSet();
+        // null: it cannot, so the rewrite is now
+        byte[] early = deferredPolls(classfile, arrayMethods, arrays);
+        if (early != null
+            && deferral.defer(loader, internalClassName, arrays && !arrayMethods.isEmpty())) {
           // 'Deferred polls' in the agent's DeferredPolls: recorded when retransformed
           coverage.earlyPolls();
           return early == classfile ? null : early;
@@ -512,14 +527,15 @@ public final class PollInjector {
   }
 
   /**
-   * A deferred class's polls at load: the early patch ('Early polls' in {@link EarlyPolls}), and
-   * the rewrite's placed polls in the methods that it leaves, those with an array loop without
-   * calls ('Array loops' there), the rest of the class copied; null if either cannot.
+   * A deferred class's polls at load: the early patch ('Early polls' in {@link EarlyPolls}), the
+   * methods with an array loop without calls ('Array loops' there) named in {@code
+   * arrayMethods}; with {@code arrays} (the deferral takes them: 'The deadline' in the agent's
+   * DeferredPolls) patched like the others, else given the rewrite's placed polls here, the rest
+   * of the class copied. Null if either step cannot.
    */
-  private byte[] deferredPolls(byte[] classfile) {
-    BitSet arrayMethods = new BitSet();
-    byte[] early = EarlyPolls.patch(classfile, arrayMethods);
-    if (early == null || arrayMethods.isEmpty()) {
+  private byte[] deferredPolls(byte[] classfile, BitSet arrayMethods, boolean arrays) {
+    byte[] early = EarlyPolls.patch(classfile, arrayMethods, arrays);
+    if (early == null || arrays || arrayMethods.isEmpty()) {
       return early;
     }
     try {

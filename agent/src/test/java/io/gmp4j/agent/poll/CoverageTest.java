@@ -127,7 +127,7 @@ class CoverageTest {
     List<String> offered = new ArrayList<>();
     boolean[] take = {true};
     PollInjector.Deferral deferral =
-        (loader, name) -> {
+        (loader, name, arrays) -> {
           offered.add(name);
           return take[0];
         };
@@ -188,7 +188,8 @@ class CoverageTest {
     PollInjector injector = new PollInjector(null, null, false, coverage);
     List<String> offered = new ArrayList<>();
     byte[] out =
-        injector.transform(null, "com/acme/Mixed", bytes, (loader, name) -> offered.add(name));
+        injector.transform(
+            null, "com/acme/Mixed", bytes, (loader, name, arrays) -> offered.add(name));
     assertEquals(List.of("com/acme/Mixed"), offered);
     assertEquals(1, coverage.early());
     assertEquals(0, coverage.instrumented()); // counted when the deferral rewrites it
@@ -212,6 +213,75 @@ class CoverageTest {
           PollInjectorTest.call(after, "com.acme.Mixed", m, (Object) a),
           m);
     }
+  }
+
+  /**
+   * 'The deadline' (the agent's DeferredPolls): while the deferral takes array loops, the class
+   * of the test above loads with the early check in both methods, as the patch writes them with
+   * array loops, and is offered as one with array loops; it computes the same. A class that has
+   * none is offered as one without. Declined (the deadline passed as it loaded), it is
+   * rewritten whole.
+   */
+  @Test
+  void untilTheDeadlineAnArrayLoopGetsEarlyPollsToo() throws Exception {
+    Map<String, byte[]> classes =
+        TestClasses.compile(
+            Map.of(
+                "com.acme.Mixed",
+                "package com.acme; public class Mixed {"
+                    + " public static int sum(int[] a) { int s = 0; for (int x : a) s += x;"
+                    + " return s; }"
+                    + " public static int bits(int[] a) { int s = 0;"
+                    + " for (int x : a) s += Integer.bitCount(x); return s; } }",
+                "com.acme.Calls",
+                "package com.acme; public class Calls {"
+                    + " public static int bits(int[] a) { int s = 0;"
+                    + " for (int x : a) s += Integer.bitCount(x); return s; } }"));
+    byte[] bytes = classes.get("com/acme/Mixed");
+    Coverage coverage = new Coverage();
+    PollInjector injector = new PollInjector(null, null, false, coverage);
+    List<String> offered = new ArrayList<>();
+    boolean[] take = {true};
+    PollInjector.Deferral deferral =
+        new PollInjector.Deferral() {
+          @Override
+          public boolean defer(ClassLoader loader, String name, boolean arrays) {
+            offered.add(name + (arrays ? " arrays" : ""));
+            return take[0];
+          }
+
+          @Override
+          public boolean deferringArrays() {
+            return true;
+          }
+        };
+    byte[] out = injector.transform(null, "com/acme/Mixed", bytes, deferral);
+    byte[] calls = classes.get("com/acme/Calls");
+    assertArrayEquals(
+        EarlyPolls.patch(calls), injector.transform(null, "com/acme/Calls", calls, deferral));
+    assertEquals(List.of("com/acme/Mixed arrays", "com/acme/Calls"), offered);
+    assertEquals(2, coverage.early());
+    assertArrayEquals(EarlyPolls.patch(bytes, true), out);
+    for (String m : List.of("sum", "bits")) {
+      assertTrue(
+          Disassembly.method(out, m).insns().stream()
+              .anyMatch(i -> PollInjector.PENDING_NAME.equals(i.name())),
+          m + ": no early check");
+    }
+    ClassLoader before = new TestClasses.Loader(classes);
+    ClassLoader after = new TestClasses.Loader(Map.of("com/acme/Mixed", out));
+    int[] a = {3, -1, 4, 1, -5, 9, 2, 6};
+    for (String m : List.of("sum", "bits")) {
+      assertEquals(
+          PollInjectorTest.call(before, "com.acme.Mixed", m, (Object) a),
+          PollInjectorTest.call(after, "com.acme.Mixed", m, (Object) a),
+          m);
+    }
+
+    take[0] = false;
+    byte[] whole = new PollInjector(null, null, false).transform(null, "com/acme/Mixed", bytes);
+    assertArrayEquals(whole, injector.transform(null, "com/acme/Mixed", bytes, deferral));
+    assertEquals(1, coverage.instrumented());
   }
 
   /** A method's instructions as text, constant-pool indices aside. */
