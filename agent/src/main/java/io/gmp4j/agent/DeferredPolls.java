@@ -33,10 +33,10 @@ import java.util.Set;
  *       process that is never quiet keeps its early polls: every loop stays preemptible, only
  *       slower where the placed polls would count down, but for the array loops without calls,
  *       whose classes get their placed polls by a deadline ('The deadline'). (Until the early
- *       polls, a deferred
- *       class had no poll, so the deferral also ended {@value #MAX_SECONDS} s after premain
- *       whatever the load; that deadline stays only for classes an AOT cache loaded before
- *       premain with {@code preempt.defer} set, which have none.) Why wait for a quiet process: a
+ *       polls, a deferred class had no poll, so the deferral also ended {@value #MAX_SECONDS} s
+ *       after premain whatever the load; that deadline stays for classes an AOT cache loaded
+ *       before premain with {@code preempt.defer} set, which have none.) Why wait for a quiet
+ *       process: a
  *       retransformation deoptimizes the compiled code that depends on the class, so a class
  *       that the traffic has made hot is compiled twice. On the Spring Boot app with traffic from
  *       its first second, a deferral that waited for class loading alone ended while the traffic
@@ -107,7 +107,8 @@ import java.util.Set;
  *   <li>A quiet moment before the deadline ends the deferral of every class, these included
  *       (step 2).
  *   <li>At the deadline, if the process has not been quiet, gmp4j-defer retransforms these
- *       classes alone ({@link #endArrays}), in batches as in step 3 with the 'Running classes'
+ *       classes alone ({@link #endArrays}; {@link #defer} declines them from then on, so the
+ *       transformer rewrites them whole), in batches as in step 3 with the 'Running classes'
  *       look, each batch waiting for an idle moment for {@value #DEADLINE_GATE_LOOKS} of step 3's
  *       looks at most, and prints its own line with {@code preempt.report=1} ({@code gmp4j:
  *       preempt.defer: 61 classes with array loops, at the deadline (60000 ms), in ...}); {@code
@@ -224,6 +225,12 @@ final class DeferredPolls implements PollInjector.Deferral {
    */
   private final Set<String> arrayNames = new HashSet<>();
 
+  /**
+   * The classes {@link #endArrays} handed over, which {@link #defer} declines from then on: the
+   * deadline's retransformation gives them their placed polls whole. Guarded by the monitor.
+   */
+  private final Set<String> arraysDue = new HashSet<>();
+
   /** When the last class was deferred (System.nanoTime). Written under the monitor; volatile. */
   private volatile long lastDeferNanos;
 
@@ -242,7 +249,7 @@ final class DeferredPolls implements PollInjector.Deferral {
       return false; // volatile: after the end, no monitor
     }
     synchronized (this) {
-      if (!deferring || (arrayLoops && !deferringArrays)) {
+      if (!deferring || (arrayLoops && !deferringArrays) || arraysDue.contains(internalClassName)) {
         return false;
       }
       names.add(internalClassName);
@@ -269,6 +276,7 @@ final class DeferredPolls implements PollInjector.Deferral {
     Set<String> due = new HashSet<>(arrayNames);
     names.removeAll(due);
     arrayNames.clear();
+    arraysDue.addAll(due);
     return due;
   }
 

@@ -44,6 +44,8 @@ class DeferredPollsTest {
     assertEquals(Set.of("com/acme/Arrays"), d.endArrays());
     assertFalse(d.deferringArrays());
     assertTrue(d.deferring());
+    // its retransformation at the deadline: declined, so rewritten whole, as at the end
+    assertFalse(d.defer(app, "com/acme/Arrays", false));
     assertFalse(d.defer(app, "com/acme/MoreArrays", true));
     assertTrue(d.defer(app, "com/acme/MoreCalls", false));
     assertEquals(Set.of(), d.endArrays());
