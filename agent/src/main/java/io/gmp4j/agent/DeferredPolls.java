@@ -93,37 +93,45 @@ import java.util.Set;
  * <h2>The deadline</h2>
  *
  * A loop that reads or writes an array and calls nothing pays most for the early form: 2.5x to
- * 6.1x its placed polls where C2 would vectorize it, 1.5x to 3x in the searches and switches it
- * does not ('Array loops' in the injector's EarlyPolls). So such a loop must not keep the early
- * form for good in a process that is never quiet. Until issue 17's last start-up change its
- * method got its placed polls at load, from the rewrite of that method alone; on the Spring Boot
- * app that was 48 to 61 classes of the 790 with loops, rewritten by ASM and the injector while
- * both were still interpreted, and their compilation by C1 beside the application's own.
- * Now such a class is deferred like the others, with the early check in its array loops too,
- * and told apart ({@link #defer}'s {@code arrayLoops}), until {@code preempt.deadline}
- * ({@link #DEFAULT_DEADLINE_NANOS}, 60 s after premain, by default):
+ * 6.1x its placed polls where C2 would vectorize it, 1.5x to 3x in the searches and the switch
+ * it does not ('Array loops' in the injector's EarlyPolls). Until issue 17's last start-up change
+ * such a method got its placed polls at load, from the rewrite of that method alone: on the
+ * Spring Boot app 48 to 61 of the 790 classes with loops, rewritten by ASM and the injector while
+ * both were still interpreted, and compiled by C1 beside the application's own start. Now, until
+ * {@code preempt.deadline} ({@link #DEFAULT_DEADLINE_NANOS}: 60 s after premain, by default),
+ * such a class is deferred like the others, with the early check in its array loops too, so that
+ * no class is rewritten at load and ASM does not run in start-up at all:
  *
  * <ul>
+ *   <li>Those whose array loops C2 may vectorize (a straight body over primitive arrays:
+ *       EarlyPolls' {@code mayVectorize}; 17 of the Spring Boot app's 61) are told apart ({@link
+ *       #defer}'s {@code arrayLoops}). At the deadline, if the process has not been quiet,
+ *       gmp4j-defer retransforms them alone ({@link #endArrays}; {@link #defer} declines them
+ *       from then on, so the transformer rewrites them whole), in batches as in step 3 with the
+ *       'Running classes' look, each batch waiting for an idle moment for {@value
+ *       #DEADLINE_GATE_LOOKS} of step 3's looks at most, and prints its own line with {@code
+ *       preempt.report=1} ({@code gmp4j: preempt.defer: 17 classes with array loops, at the
+ *       deadline (60000 ms), in 1806 ms: 17 given polls, 0 left alone}); {@code
+ *       gmp4j.retransform} still says {@code deferring}.
+ *   <li>The others (searches, reference walks, switches) are deferred as any loop is: placed
+ *       polls at a quiet moment, early polls for good in a process that is never quiet. On the
+ *       Spring Boot app with all 61 in the early form, the server's CPU per request once warm
+ *       was 111 us against 116 with their placed polls (four rounds each): a framework's array
+ *       loops are short (a header, a JSON string), and the 1.5x to 3x of a search kernel does not
+ *       show.
  *   <li>A quiet moment before the deadline ends the deferral of every class, these included
- *       (step 2).
- *   <li>At the deadline, if the process has not been quiet, gmp4j-defer retransforms these
- *       classes alone ({@link #endArrays}; {@link #defer} declines them from then on, so the
- *       transformer rewrites them whole), in batches as in step 3 with the 'Running classes'
- *       look, each batch waiting for an idle moment for {@value #DEADLINE_GATE_LOOKS} of step 3's
- *       looks at most, and prints its own line with {@code preempt.report=1} ({@code gmp4j:
- *       preempt.defer: 61 classes with array loops, at the deadline (60000 ms), in ...}); {@code
- *       gmp4j.retransform} still says {@code deferring}. The other classes stay deferred until a
- *       quiet moment.
- *   <li>After it, such a class loads with its array methods' placed polls, as before.
+ *       (step 2). After the deadline a class with an array loop without calls loads with its
+ *       array methods' placed polls, as before.
  * </ul>
  *
  * What it buys and costs on the Spring Boot app (BENCHMARKS.md, 'Array loops deferred, with a
- * deadline'): start-up about 0.2 s shorter; the server's CPU per request, warm, the same as with
- * the placed polls in those loops (the framework's array loops are short: a parsed header, a
- * JSON string); and a busy process's retransformation of those 61 classes at the deadline, in
- * which its throughput did not visibly dip. {@code preempt.deadline=0} brings the placed polls
- * at load back. The deadline is a time after premain rather than after the last class load, so
- * that an application that loads classes without end still gets there.
+ * deadline'): start-up 0.27 s shorter and cold throughput 1.09x, paired with the agent before
+ * over 28 rounds; and, in a process that is busy at the deadline, the retransformation's
+ * deoptimization of the code that had inlined those classes (about 290 methods made not entrant
+ * for 17 classes, against 650 for all 61): under a closed-loop load that saturates both CPUs,
+ * about a third less throughput for some 10 s, once. {@code preempt.deadline=0} brings the
+ * placed polls at load back. The deadline is a time after premain rather than after the last
+ * class load, so that an application that loads classes without end still gets there.
  *
  * <p>How this differs from Go: a Go loop is preemptible from its first instruction (asynchronous
  * preemption by signal), and its checks are compiled in once. Here a loop is preemptible from
@@ -220,8 +228,8 @@ final class DeferredPolls implements PollInjector.Deferral {
   private final Set<String> names = new HashSet<>();
 
   /**
-   * Those of {@link #names} with early polls in an array loop without calls, until 'The
-   * deadline'. Guarded by the monitor.
+   * Those of {@link #names} with early polls in an array loop without calls that C2 may
+   * vectorize, until 'The deadline'. Guarded by the monitor.
    */
   private final Set<String> arrayNames = new HashSet<>();
 

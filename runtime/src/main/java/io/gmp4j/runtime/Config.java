@@ -54,9 +54,9 @@ public final class Config {
     KEYS.put(
         "preempt.deadline",
         "a duration such as 60s: while preempt.defer holds the placed polls back, the longest a"
-            + " busy process runs the early polls of a loop that reads or writes an array and"
-            + " calls nothing, which cost up to several times its placed polls (default 60s);"
-            + " 0 or off: those get their placed polls as they load");
+            + " busy process runs the early polls of a loop that C2 may vectorize, which cost"
+            + " several times its placed polls (default 60s); 0 or off: every loop that reads or"
+            + " writes an array and calls nothing gets its placed polls as it loads");
     KEYS.put(
         "preempt.jit",
         "c1 (the default: a compiler directive keeps C2 off the agent's own class rewriting, for a"

@@ -130,7 +130,7 @@ import net.bytebuddy.jar.asm.Opcodes;
  * each loop head, patched into its bytes) and gives it its placed polls later by
  * retransformation ('Deferred polls' in the agent's {@code DeferredPolls}). A method with an
  * array loop without calls ('Array loops' in EarlyPolls) gets the early polls too while the
- * deferral takes such classes, until its deadline ('The deadline' there); after it, the patch
+ * deferral takes such classes, until its deadline ('The deadline' in DeferredPolls); after it, the patch
  * leaves that method as it is and it gets its placed polls here, from the rewrite of that
  * method alone. A class whose bytes the patch does not handle is rewritten here whole.
  *
@@ -332,9 +332,9 @@ public final class PollInjector {
     /**
      * True to load the class with its early polls only ('Early polls' in {@link EarlyPolls}),
      * for a retransformation to give it its placed polls; it is not recorded in Coverage until
-     * then. {@code arrayLoops}: the early polls are in an array loop without calls too ('Array
-     * loops' there), which the deferral takes only while {@link #deferringArrays}. Any
-     * class-loading thread.
+     * then. {@code arrayLoops}: the early polls are in an array loop without calls that C2 may
+     * vectorize too ('Array loops' there), which the deferral takes only while {@link
+     * #deferringArrays}. Any class-loading thread.
      */
     boolean defer(ClassLoader loader, String internalClassName, boolean arrayLoops);
 
@@ -527,11 +527,11 @@ public final class PollInjector {
   }
 
   /**
-   * A deferred class's polls at load: the early patch ('Early polls' in {@link EarlyPolls}), the
-   * methods with an array loop without calls ('Array loops' there) named in {@code
-   * arrayMethods}; with {@code arrays} (the deferral takes them: 'The deadline' in the agent's
-   * DeferredPolls) patched like the others, else given the rewrite's placed polls here, the rest
-   * of the class copied. Null if either step cannot.
+   * A deferred class's polls at load: the early patch ('Early polls' in {@link EarlyPolls}). The
+   * methods with an array loop without calls ('Array loops' there): with {@code arrays} (the
+   * deferral takes them: 'The deadline' in the agent's DeferredPolls) patched like the others,
+   * those that C2 may vectorize named in {@code arrayMethods}; else named there and given the
+   * rewrite's placed polls here, the rest of the class copied. Null if either step cannot.
    */
   private byte[] deferredPolls(byte[] classfile, BitSet arrayMethods, boolean arrays) {
     byte[] early = EarlyPolls.patch(classfile, arrayMethods, arrays);

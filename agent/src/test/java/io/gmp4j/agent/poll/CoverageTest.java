@@ -218,9 +218,9 @@ class CoverageTest {
   /**
    * 'The deadline' (the agent's DeferredPolls): while the deferral takes array loops, the class
    * of the test above loads with the early check in both methods, as the patch writes them with
-   * array loops, and is offered as one with array loops; it computes the same. A class that has
-   * none is offered as one without. Declined (the deadline passed as it loaded), it is
-   * rewritten whole.
+   * array loops, and is offered as one with a loop that may vectorize; it computes the same. A
+   * class without an array loop, or with one that does not (a search that returns from it), is
+   * offered as one without. Declined (the deadline passed as it loaded), it is rewritten whole.
    */
   @Test
   void untilTheDeadlineAnArrayLoopGetsEarlyPollsToo() throws Exception {
@@ -236,7 +236,12 @@ class CoverageTest {
                 "com.acme.Calls",
                 "package com.acme; public class Calls {"
                     + " public static int bits(int[] a) { int s = 0;"
-                    + " for (int x : a) s += Integer.bitCount(x); return s; } }"));
+                    + " for (int x : a) s += Integer.bitCount(x); return s; } }",
+                "com.acme.Search",
+                "package com.acme; public class Search {"
+                    + " public static int find(byte[] a, byte b) {"
+                    + " for (int i = 0; i < a.length; i++) { if (a[i] == b) return i; }"
+                    + " return -1; } }"));
     byte[] bytes = classes.get("com/acme/Mixed");
     Coverage coverage = new Coverage();
     PollInjector injector = new PollInjector(null, null, false, coverage);
@@ -259,8 +264,19 @@ class CoverageTest {
     byte[] calls = classes.get("com/acme/Calls");
     assertArrayEquals(
         EarlyPolls.patch(calls), injector.transform(null, "com/acme/Calls", calls, deferral));
-    assertEquals(List.of("com/acme/Mixed arrays", "com/acme/Calls"), offered);
-    assertEquals(2, coverage.early());
+    byte[] search = classes.get("com/acme/Search");
+    byte[] early = injector.transform(null, "com/acme/Search", search, deferral);
+    assertArrayEquals(EarlyPolls.patch(search, true), early);
+    assertEquals(List.of("com/acme/Mixed arrays", "com/acme/Calls", "com/acme/Search"), offered);
+    assertEquals(3, coverage.early());
+    assertEquals(
+        2,
+        PollInjectorTest.call(
+            new TestClasses.Loader(Map.of("com/acme/Search", early)),
+            "com.acme.Search",
+            "find",
+            new byte[] {5, 6, 7},
+            (byte) 7));
     assertArrayEquals(EarlyPolls.patch(bytes, true), out);
     for (String m : List.of("sum", "bits")) {
       assertTrue(
@@ -282,6 +298,7 @@ class CoverageTest {
     byte[] whole = new PollInjector(null, null, false).transform(null, "com/acme/Mixed", bytes);
     assertArrayEquals(whole, injector.transform(null, "com/acme/Mixed", bytes, deferral));
     assertEquals(1, coverage.instrumented());
+    assertEquals(3, coverage.early());
   }
 
   /** A method's instructions as text, constant-pool indices aside. */
