@@ -4,6 +4,7 @@ import io.gmp4j.agent.poll.Coverage;
 import io.gmp4j.agent.poll.PollInjector;
 import java.lang.instrument.Instrumentation;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -106,10 +107,10 @@ import java.util.Set;
  *   <li>Those whose array loops C2 may vectorize (a straight body over primitive arrays:
  *       EarlyPolls' {@code mayVectorize}; 17 of the Spring Boot app's 61) are told apart ({@link
  *       #defer}'s {@code arrayLoops}). At the deadline, if the process has not been quiet,
- *       gmp4j-defer retransforms them alone ({@link #endArrays}; {@link #defer} declines them
- *       from then on, so the transformer rewrites them whole), in batches as in step 3 with the
- *       'Running classes' look, each batch waiting for an idle moment for {@value
- *       #DEADLINE_GATE_LOOKS} of step 3's looks at most, and prints its own line with {@code
+ *       gmp4j-defer retransforms them alone ({@link #endArrays}), in batches as in step 3 with
+ *       the 'Running classes' look, each batch waiting for an idle moment for {@value
+ *       #DEADLINE_GATE_LOOKS} of step 3's looks at most (a class that a thread stays in goes
+ *       back to the deferral, {@link #handBack}, for its end), and prints its own line with {@code
  *       preempt.report=1} ({@code gmp4j: preempt.defer: 17 classes with array loops, at the
  *       deadline (60000 ms), in 1806 ms: 17 given polls, 0 left alone}); {@code
  *       gmp4j.retransform} still says {@code deferring}.
@@ -129,7 +130,7 @@ import java.util.Set;
  * over 28 rounds; and, in a process that is busy at the deadline, the retransformation's
  * deoptimization of the code that had inlined those classes (about 290 methods made not entrant
  * for 17 classes, against 650 for all 61): under a closed-loop load that saturates both CPUs,
- * about a third less throughput for some 10 s, once. {@code preempt.deadline=0} brings the
+ * 30-45% less throughput for some 10 s, once. {@code preempt.deadline=0} brings the
  * placed polls at load back. The deadline is a time after premain rather than after the last
  * class load, so that an application that loads classes without end still gets there.
  *
@@ -234,10 +235,10 @@ final class DeferredPolls implements PollInjector.Deferral {
   private final Set<String> arrayNames = new HashSet<>();
 
   /**
-   * The classes {@link #endArrays} handed over, which {@link #defer} declines from then on: the
-   * deadline's retransformation gives them their placed polls whole. Guarded by the monitor.
+   * How many times {@link #defer} took a class into {@link #arrayNames} (a name that two loaders
+   * define counts twice, as in Coverage's count of early polls). Guarded by the monitor.
    */
-  private final Set<String> arraysDue = new HashSet<>();
+  private int arraysTaken;
 
   /** When the last class was deferred (System.nanoTime). Written under the monitor; volatile. */
   private volatile long lastDeferNanos;
@@ -257,12 +258,13 @@ final class DeferredPolls implements PollInjector.Deferral {
       return false; // volatile: after the end, no monitor
     }
     synchronized (this) {
-      if (!deferring || (arrayLoops && !deferringArrays) || arraysDue.contains(internalClassName)) {
+      if (!deferring || (arrayLoops && !deferringArrays)) {
         return false;
       }
       names.add(internalClassName);
       if (arrayLoops) {
         arrayNames.add(internalClassName);
+        arraysTaken++;
       }
       lastDeferNanos = System.nanoTime();
       return true;
@@ -276,16 +278,31 @@ final class DeferredPolls implements PollInjector.Deferral {
   }
 
   /**
-   * 'The deadline': the names of the classes deferred with early polls in an array loop without
-   * calls, which are no longer deferred, nor will such classes be. Only on gmp4j-defer.
+   * 'The deadline': the classes deferred with early polls in an array loop that C2 may
+   * vectorize, taken out of the deferral, and how many times they were taken; no such class is
+   * deferred from then on. Only on gmp4j-defer.
    */
-  synchronized Set<String> endArrays() {
+  synchronized Due endArrays() {
     deferringArrays = false;
-    Set<String> due = new HashSet<>(arrayNames);
-    names.removeAll(due);
+    Due due = new Due(new HashSet<>(arrayNames), arraysTaken);
+    names.removeAll(due.names);
     arrayNames.clear();
-    arraysDue.addAll(due);
+    arraysTaken = 0;
     return due;
+  }
+
+  /** What {@link #endArrays} hands over: the names, and how many early polls Coverage counted. */
+  record Due(Set<String> names, int taken) {}
+
+  /**
+   * 'The deadline': classes of {@link #endArrays} that kept their early polls (a thread stayed in
+   * them) or were not retransformed, back in the deferral, for its end to retransform. Only on
+   * gmp4j-defer.
+   */
+  synchronized void handBack(Set<String> internalNames) {
+    if (deferring) {
+      names.addAll(internalNames);
+    }
   }
 
   /**
@@ -307,6 +324,7 @@ final class DeferredPolls implements PollInjector.Deferral {
     deferring = false;
     deferringArrays = false;
     arrayNames.clear();
+    arraysTaken = 0;
     return new HashSet<>(names);
   }
 
@@ -368,7 +386,11 @@ final class DeferredPolls implements PollInjector.Deferral {
         long cpu0 = processCpuNanos();
         long deadline = deferral.startNanos + deferral.deadlineNanos;
         for (; ; ) {
-          Thread.sleep(period / 1_000_000);
+          long sleep = period; // 'The deadline' is kept even when the quiet period is longer
+          if (deferral.deferringArrays()) {
+            sleep = Math.max(10_000_000L, Math.min(period, deadline - System.nanoTime()));
+          }
+          Thread.sleep(sleep / 1_000_000);
           long now = System.nanoTime();
           long cpu = processCpuNanos();
           boolean loadingQuiet = now - deferral.lastDeferNanos >= deferral.quietNanos;
@@ -407,27 +429,41 @@ final class DeferredPolls implements PollInjector.Deferral {
      * array loop without calls, while the rest stay deferred; each batch waits for an idle
      * moment as at the end, but for {@value #DEADLINE_GATE_LOOKS} looks at most.
      */
-    private void arrayDeadline(Set<String> due) throws InterruptedException {
-      if (due.isEmpty()) {
+    private void arrayDeadline(Due due) throws InterruptedException {
+      if (due.names.isEmpty()) {
         return;
       }
-      awaitDefined(due);
-      new Retransformer(
-              inst,
-              transformer,
-              due,
-              "gmp4j: preempt.defer: ",
-              "with array loops, at the deadline (" + deferral.deadlineNanos / 1_000_000 + " ms)",
-              !report,
-              false,
-              new Retransformer.Gate() {
-                @Override
-                public void await() throws InterruptedException {
-                  awaitIdle(DEADLINE_GATE_LOOKS);
-                }
-              })
-          .run();
-      Coverage.global().earlyRewritten(due.size());
+      Set<String> kept = new HashSet<>();
+      try {
+        awaitDefined(due.names);
+        new Retransformer(
+                inst,
+                transformer,
+                due.names,
+                "gmp4j: preempt.defer: ",
+                "with array loops, at the deadline (" + deferral.deadlineNanos / 1_000_000 + " ms)",
+                !report,
+                false,
+                new Retransformer.Gate() {
+                  @Override
+                  public void await() throws InterruptedException {
+                    awaitIdle(DEADLINE_GATE_LOOKS);
+                  }
+
+                  @Override
+                  public void kept(List<Class<?>> running) {
+                    for (Class<?> c : running) {
+                      kept.add(c.getName().replace('.', '/'));
+                    }
+                  }
+                })
+            .run();
+      } catch (InterruptedException e) {
+        deferral.handBack(due.names); // the end retransforms them, if it comes
+        throw e;
+      }
+      deferral.handBack(kept); // still early, and still counted so: the end gives them polls
+      Coverage.global().earlyRewritten(due.taken - kept.size());
     }
 
     /**

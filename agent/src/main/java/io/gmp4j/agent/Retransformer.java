@@ -44,8 +44,9 @@ import java.util.jar.JarFile;
  *       short (the JDK's own retransform of 32 small classes takes about a millisecond here),
  *       and the pause lets the app run between them. A batch that fails is retried one class at
  *       a time, so one bad class leaves only itself without polls.
- *   <li>Progress goes to the {@code gmp4j.retransform} property ('AgentState'), and to stderr
- *       every {@value #PROGRESS_MS} ms when it takes that long; at the end one summary line.
+ *   <li>Progress goes to the {@code gmp4j.retransform} property ('AgentState'; not for the
+ *       deferral's pass at its deadline), and to stderr every {@value #PROGRESS_MS} ms when it
+ *       takes that long; at the end one summary line.
  * </ol>
  *
  * A method already on a stack keeps its old code until it is next entered: a loop that started
@@ -139,17 +140,32 @@ final class Retransformer implements Runnable {
 
   /**
    * Whether progress and the summary go to {@code gmp4j.retransform} (AgentState): false for the
-   * deferral's pass at its deadline, after which the property still says {@code deferring}.
+   * deferral's pass at its deadline ('The deadline' in DeferredPolls), after which the property
+   * still says {@code deferring}.
    */
   private final boolean publishes;
 
   /** Waited on before each batch (null: none); see {@link Gate}. */
   private final Gate gate;
 
-  /** What a caller may make each batch wait for: the deferral's quiet process (DeferredPolls). */
+  /**
+   * What a caller may make each batch wait for, the deferral's quiet process (DeferredPolls),
+   * and what becomes of the classes a thread stayed in.
+   */
   interface Gate {
     /** Returns when the next batch may run. Only on the retransforming thread. */
     void await() throws InterruptedException;
+
+    /**
+     * 'Running classes': {@code kept} were on a thread's stack at every look and keep their
+     * early polls; by default they count as instrumented for good. Only on the retransforming
+     * thread.
+     */
+    default void kept(List<Class<?>> kept) {
+      for (Class<?> c : kept) {
+        Coverage.global().keptEarly(c.getClassLoader(), c.getName().replace('.', '/'));
+      }
+    }
   }
 
   /**
@@ -462,9 +478,7 @@ final class Retransformer implements Runnable {
     int keptRunning = 0;
     if (!running.isEmpty() && gate != null) { // the deferral: their early polls stay
       keptRunning = running.size();
-      for (Class<?> c : running) {
-        Coverage.global().keptEarly(c.getClassLoader(), c.getName().replace('.', '/'));
-      }
+      gate.kept(running);
     } else if (!running.isEmpty()) {
       refused += retransform(running, failed); // an attach: else they would have no poll
     }

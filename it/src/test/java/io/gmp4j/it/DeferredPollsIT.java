@@ -101,7 +101,7 @@ class DeferredPollsIT {
 
   /**
    * 'The deadline' in the agent's DeferredPolls: a process that is never quiet gets the placed
-   * polls of its array loops at {@code preempt.deadline} (1 s here), on a line of its own, while
+   * polls of its array loops at {@code preempt.deadline} (3 s here), on a line of its own, while
    * {@code gmp4j.retransform} still says {@code deferring} and its other loops keep their early
    * polls (the exit line counts them as still to come). The scanner computed the same before
    * and after its rewrite.
@@ -110,7 +110,7 @@ class DeferredPollsIT {
   void aBusyProcessGetsThePlacedPollsOfItsArrayLoopsAtTheDeadline() throws Exception {
     ChildJvm.Result r =
         ChildJvm.withAgent(
-            "preempt.deadline=1s,preempt.report=1", ArrayDeadline.class, STEP, "5000", "4000");
+            "preempt.deadline=3s,preempt.report=1", ArrayDeadline.class, STEP, "8000", "6000");
     assertEquals(0, r.exit(), r.toString());
     Matcher m = DEADLINE.matcher(r.err());
     assertTrue(m.find(), r.toString());
@@ -127,7 +127,7 @@ class DeferredPollsIT {
   private static final Pattern DEADLINE =
       Pattern.compile(
           "gmp4j: preempt\\.defer: (\\d+) class(?:es)? with array loops, at the deadline"
-              + " \\(1000 ms\\), in \\d+ ms: (\\d+) given polls");
+              + " \\(3000 ms\\), in \\d+ ms: (\\d+) given polls");
 
   /**
    * 'Running classes' in the agent's Retransformer: when the deferral ends, a class that a

@@ -130,9 +130,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  * each loop head, patched into its bytes) and gives it its placed polls later by
  * retransformation ('Deferred polls' in the agent's {@code DeferredPolls}). A method with an
  * array loop without calls ('Array loops' in EarlyPolls) gets the early polls too while the
- * deferral takes such classes, until its deadline ('The deadline' in DeferredPolls); after it, the patch
- * leaves that method as it is and it gets its placed polls here, from the rewrite of that
- * method alone. A class whose bytes the patch does not handle is rewritten here whole.
+ * deferral takes such classes, until its deadline ('The deadline' in DeferredPolls); after it,
+ * the patch leaves that method as it is and it gets its placed polls here, from the rewrite of
+ * that method alone. A class whose bytes the patch does not handle is rewritten here whole.
  *
  * <p>Before a rewritten class is returned, {@link FrameCheck} checks the frames of the methods
  * the emitter changed against what the rewritten code computes ('Frame check'); on a mismatch

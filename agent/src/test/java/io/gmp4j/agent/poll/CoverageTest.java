@@ -219,8 +219,8 @@ class CoverageTest {
    * 'The deadline' (the agent's DeferredPolls): while the deferral takes array loops, the class
    * of the test above loads with the early check in both methods, as the patch writes them with
    * array loops, and is offered as one with a loop that may vectorize; it computes the same. A
-   * class without an array loop, or with one that does not (a search that returns from it), is
-   * offered as one without. Declined (the deadline passed as it loaded), it is rewritten whole.
+   * class without an array loop, or with one that does not (a search that returns from it, a
+   * loop with a continue), is offered as one without. Declined (the deadline passed as it loaded), it is rewritten whole.
    */
   @Test
   void untilTheDeadlineAnArrayLoopGetsEarlyPollsToo() throws Exception {
@@ -241,7 +241,12 @@ class CoverageTest {
                 "package com.acme; public class Search {"
                     + " public static int find(byte[] a, byte b) {"
                     + " for (int i = 0; i < a.length; i++) { if (a[i] == b) return i; }"
-                    + " return -1; } }"));
+                    + " return -1; } }",
+                "com.acme.Skip",
+                "package com.acme; public class Skip {"
+                    + " public static int sum(int[] a) { int s = 0, i = 0;"
+                    + " while (i < a.length) { int x = a[i++]; if (x == 0) continue; s += x; }"
+                    + " return s; } }"));
     byte[] bytes = classes.get("com/acme/Mixed");
     Coverage coverage = new Coverage();
     PollInjector injector = new PollInjector(null, null, false, coverage);
@@ -267,8 +272,13 @@ class CoverageTest {
     byte[] search = classes.get("com/acme/Search");
     byte[] early = injector.transform(null, "com/acme/Search", search, deferral);
     assertArrayEquals(EarlyPolls.patch(search, true), early);
-    assertEquals(List.of("com/acme/Mixed arrays", "com/acme/Calls", "com/acme/Search"), offered);
-    assertEquals(3, coverage.early());
+    byte[] skip = classes.get("com/acme/Skip"); // a continue: a second backward branch
+    assertArrayEquals(
+        EarlyPolls.patch(skip, true), injector.transform(null, "com/acme/Skip", skip, deferral));
+    assertEquals(
+        List.of("com/acme/Mixed arrays", "com/acme/Calls", "com/acme/Search", "com/acme/Skip"),
+        offered);
+    assertEquals(4, coverage.early());
     assertEquals(
         2,
         PollInjectorTest.call(
@@ -298,7 +308,7 @@ class CoverageTest {
     byte[] whole = new PollInjector(null, null, false).transform(null, "com/acme/Mixed", bytes);
     assertArrayEquals(whole, injector.transform(null, "com/acme/Mixed", bytes, deferral));
     assertEquals(1, coverage.instrumented());
-    assertEquals(3, coverage.early());
+    assertEquals(4, coverage.early());
   }
 
   /** A method's instructions as text, constant-pool indices aside. */
