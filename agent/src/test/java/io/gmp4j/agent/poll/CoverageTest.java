@@ -220,7 +220,8 @@ class CoverageTest {
    * of the test above loads with the early check in both methods, as the patch writes them with
    * array loops, and is offered as one with a loop that may vectorize; it computes the same. A
    * class without an array loop, or with one that does not (a search that returns from it, a
-   * loop with a continue), is offered as one without. Declined (the deadline passed as it loaded), it is rewritten whole.
+   * loop with a continue), is offered as one without. Declined (the deadline passed as it
+   * loaded), it is rewritten whole.
    */
   @Test
   void untilTheDeadlineAnArrayLoopGetsEarlyPollsToo() throws Exception {
