@@ -174,15 +174,7 @@ class CoverageTest {
    */
   @Test
   void anArrayLoopGetsItsPlacedPollsBesideEarlyPolls() throws Exception {
-    Map<String, byte[]> classes =
-        TestClasses.compile(
-            Map.of(
-                "com.acme.Mixed",
-                "package com.acme; public class Mixed {"
-                    + " public static int sum(int[] a) { int s = 0; for (int x : a) s += x;"
-                    + " return s; }"
-                    + " public static int bits(int[] a) { int s = 0;"
-                    + " for (int x : a) s += Integer.bitCount(x); return s; } }"));
+    Map<String, byte[]> classes = TestClasses.compile(Map.of("com.acme.Mixed", MIXED));
     byte[] bytes = classes.get("com/acme/Mixed");
     Coverage coverage = new Coverage();
     PollInjector injector = new PollInjector(null, null, false, coverage);
@@ -204,15 +196,7 @@ class CoverageTest {
             .noneMatch(i -> PollInjector.PENDING_NAME.equals(i.name())),
         "sum: an early check");
 
-    ClassLoader before = new TestClasses.Loader(classes);
-    ClassLoader after = new TestClasses.Loader(Map.of("com/acme/Mixed", out));
-    int[] a = {3, -1, 4, 1, -5, 9, 2, 6};
-    for (String m : List.of("sum", "bits")) {
-      assertEquals(
-          PollInjectorTest.call(before, "com.acme.Mixed", m, (Object) a),
-          PollInjectorTest.call(after, "com.acme.Mixed", m, (Object) a),
-          m);
-    }
+    assertComputesAsBefore(classes, out);
   }
 
   /**
@@ -229,11 +213,7 @@ class CoverageTest {
         TestClasses.compile(
             Map.of(
                 "com.acme.Mixed",
-                "package com.acme; public class Mixed {"
-                    + " public static int sum(int[] a) { int s = 0; for (int x : a) s += x;"
-                    + " return s; }"
-                    + " public static int bits(int[] a) { int s = 0;"
-                    + " for (int x : a) s += Integer.bitCount(x); return s; } }",
+                MIXED,
                 "com.acme.Calls",
                 "package com.acme; public class Calls {"
                     + " public static int bits(int[] a) { int s = 0;"
@@ -295,6 +275,26 @@ class CoverageTest {
               .anyMatch(i -> PollInjector.PENDING_NAME.equals(i.name())),
           m + ": no early check");
     }
+    assertComputesAsBefore(classes, out);
+
+    take[0] = false;
+    byte[] whole = new PollInjector(null, null, false).transform(null, "com/acme/Mixed", bytes);
+    assertArrayEquals(whole, injector.transform(null, "com/acme/Mixed", bytes, deferral));
+    assertEquals(1, coverage.instrumented());
+    assertEquals(4, coverage.early());
+  }
+
+  /** A class with an array loop that calls nothing ({@code sum}) and a loop that calls. */
+  private static final String MIXED =
+      "package com.acme; public class Mixed {"
+          + " public static int sum(int[] a) { int s = 0; for (int x : a) s += x;"
+          + " return s; }"
+          + " public static int bits(int[] a) { int s = 0;"
+          + " for (int x : a) s += Integer.bitCount(x); return s; } }";
+
+  /** {@link #MIXED}'s two methods compute in {@code out} what they compute in {@code classes}. */
+  private static void assertComputesAsBefore(Map<String, byte[]> classes, byte[] out)
+      throws Exception {
     ClassLoader before = new TestClasses.Loader(classes);
     ClassLoader after = new TestClasses.Loader(Map.of("com/acme/Mixed", out));
     int[] a = {3, -1, 4, 1, -5, 9, 2, 6};
@@ -304,12 +304,6 @@ class CoverageTest {
           PollInjectorTest.call(after, "com.acme.Mixed", m, (Object) a),
           m);
     }
-
-    take[0] = false;
-    byte[] whole = new PollInjector(null, null, false).transform(null, "com/acme/Mixed", bytes);
-    assertArrayEquals(whole, injector.transform(null, "com/acme/Mixed", bytes, deferral));
-    assertEquals(1, coverage.instrumented());
-    assertEquals(4, coverage.early());
   }
 
   /** A method's instructions as text, constant-pool indices aside. */
