@@ -393,8 +393,9 @@ final class DeferredPolls implements PollInjector.Deferral {
           Thread.sleep(sleep / 1_000_000);
           long now = System.nanoTime();
           long cpu = processCpuNanos();
+          boolean whole = sleep == period; // step 2's quiet is judged over a whole period
           boolean loadingQuiet = now - deferral.lastDeferNanos >= deferral.quietNanos;
-          boolean cpuQuiet = idle(cpu0, cpu, now - t0);
+          boolean cpuQuiet = whole && idle(cpu0, cpu, now - t0);
           if ((loadingQuiet && cpuQuiet) || (now >= max && deferral.withoutPolls())) {
             break;
           }
@@ -402,9 +403,12 @@ final class DeferredPolls implements PollInjector.Deferral {
             arrayDeadline(deferral.endArrays()); // 'The deadline'
             now = System.nanoTime(); // its own CPU is not the application's
             cpu = processCpuNanos();
+            whole = true;
           }
-          t0 = now;
-          cpu0 = cpu;
+          if (whole) {
+            t0 = now;
+            cpu0 = cpu;
+          }
         }
         todo = deferral.end();
         awaitDefined(todo);
