@@ -116,6 +116,9 @@ final class EarlyPolls {
   /** The poll before a branch: {@code INVOKESTATIC poll}. */
   static final int CALL = 3;
 
+  /** {@code Patch.jumpOffset}'s answer for an instruction that is not a jump. */
+  private static final int NO_JUMP = Integer.MIN_VALUE;
+
   /** {@code Patch.arrayLoop}'s answer: an array loop without calls. */
   private static final int ARRAY_LOOP = 1;
 
@@ -406,15 +409,8 @@ final class EarlyPolls {
           return false; // aaload, aastore, tableswitch, lookupswitch, jsr, jsr_w
         }
         primitive |= (op >= 46 && op <= 53) || (op >= 79 && op <= 86);
-        int offset;
-        if ((op >= 153 && op <= 167) || op == 198 || op == 199) { // if*, goto, ifnull, ifnonnull
-          offset = (short) u2(b, i + 1);
-        } else if (op == 200) { // goto_w
-          offset = u4(b, i + 1);
-        } else {
-          continue;
-        }
-        if (q != pc && q + offset <= pc) {
+        int offset = jumpOffset(i, op);
+        if (offset != NO_JUMP && q != pc && q + offset <= pc) {
           return false; // a branch into the loop, a continue, or to another loop's head
         }
       }
@@ -873,10 +869,9 @@ final class EarlyPolls {
       int op = b[i] & 0xFF;
       int edges = targets.cardinality();
       boolean backward = false;
-      if ((op >= 153 && op <= 167) || op == 198 || op == 199) { // if*, goto, ifnull, ifnonnull
-        backward = backward(pc, (short) u2(b, i + 1), targets);
-      } else if (op == 200) { // goto_w
-        backward = backward(pc, u4(b, i + 1), targets);
+      int offset = jumpOffset(i, op);
+      if (offset != NO_JUMP) {
+        backward = backward(pc, offset, targets);
       } else if (op == 170 || op == 171) {
         int q = start + ((pc + 4) & ~3);
         backward = backward(pc, u4(b, q), targets);
@@ -887,6 +882,17 @@ final class EarlyPolls {
       }
       assert backward || targets.cardinality() == edges;
       return backward;
+    }
+
+    /**
+     * The offset of the jump {@code op} at byte {@code i} ({@code if*}, {@code goto}, {@code
+     * ifnull}, {@code ifnonnull}, {@code goto_w}), or {@link #NO_JUMP} for any other instruction.
+     */
+    private int jumpOffset(int i, int op) {
+      if ((op >= 153 && op <= 167) || op == 198 || op == 199) {
+        return (short) u2(b, i + 1);
+      }
+      return op == 200 ? u4(b, i + 1) : NO_JUMP;
     }
 
     /** Whether {@code offset} from {@code pc} goes backward; if so, adds the target. */
